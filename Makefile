@@ -16,7 +16,7 @@ DEMO_DAYS ?= 5
 .PHONY: demo test lint ui venv dagster-home sample bench clean
 
 venv: $(STAMP)
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml corpus/_tally.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

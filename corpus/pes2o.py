@@ -66,12 +66,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
-import numpy as np
-import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
+from corpus._tally import TokenTable
 from corpus.langid import detect_lang, detect_langs
 from corpus.papers import StructuredDoc
 
@@ -126,41 +123,20 @@ _OCR = re.compile(r"\b([A-Za-z]\s)([a-z]\s)*[A-Za-z]\b")
 # --------------------------------------------------------------------------- word probabilities
 
 
-_WORD_UNIT = float(1 << 24)
-"""A token's table value is ``log2 sum + words × 2**24``: one sum over a paragraph's
-tokens then gives both numbers (``round(total / 2**24)`` words, the rest the log2
-sum), where two lookups per token cost 30 % more. Exact while a paragraph's log2
-sum stays above −2**23, i.e. for any paragraph under ``_PACKED_MAX_CHARS``
-characters (a word needs a letter and scores above −32); longer ones take the
-two-lookup path. The rounding this adds to the log2 sum is below 1e-3 bits."""
-_PACKED_MAX_CHARS = 1 << 18
-
-
 class _Scorer:
-    """log2 word probabilities, scored per whitespace token with a per-process cache.
+    """log2 word probabilities: the word rule is :meth:`token`; counting and summing is C's.
 
-    Speed comes from memory, not arithmetic: the 320k-word table is far larger
-    than the CPU cache, so each token is looked up in a small ``hot`` dict (the
-    50k most frequent words plus every token seen so far) holding its packed value
-    (see ``_WORD_UNIT``); only misses go to the full table. The cache is reset
-    past ``CACHE_MAX`` tokens; results never depend on it.
+    Speed comes from not making a Python object per token: each thread's
+    :class:`corpus._tally.TokenTable` splits paragraphs as ``str.split()`` does,
+    looks every token up in its own cache and calls :meth:`token` only for a
+    token it has never seen. The cache forgets everything past a million distinct
+    tokens; results never depend on it.
     """
-
-    HOT_WORDS = 50_000
-    CACHE_MAX = 400_000
 
     def __init__(self, base: dict[str, float], unknown: float):
         self.base = base
         self.unknown = unknown
-        top = sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))[: self.HOT_WORDS]
-        self._hot_base = {w: v + _WORD_UNIT for w, v in top}
-        self.reset()
-
-    def reset(self) -> None:
-        self.hot = _HotTable(self)
-        self.hot.update(self._hot_base)
-        if "vocabulary" in self.__dict__:  # built on first use (a cached_property)
-            self.vocabulary.reset()
+        self._local = threading.local()
 
     def token(self, tok: str) -> tuple[float, int]:
         """(summed log2 probability, number of words) of one whitespace token."""
@@ -171,99 +147,22 @@ class _Scorer:
         words = _LETTERS.findall(stripped)
         return sum(self.base.get(w, self.unknown) for w in words), len(words)
 
-    def score_tokens(self, toks: list[str], chars: int) -> tuple[float, int]:
-        """(sum of log2 probabilities, number of words) of the tokens of a ``chars``-long text."""
-        if chars < _PACKED_MAX_CHARS:
-            total = sum(map(self.hot.__getitem__, toks))
-            n = round(total / _WORD_UNIT)
-            return total - n * _WORD_UNIT, n
-        log_sum, n = 0.0, 0
-        for tok in toks:
-            value, words = self.token(tok)
-            log_sum += value
-            n += words
-        return log_sum, n
+    @property
+    def table(self) -> TokenTable:
+        """This thread's token table (a table serves one thread at a time)."""
+        table = getattr(self._local, "table", None)
+        if table is None:
+            table = self._local.table = TokenTable(self.token)
+        return table
+
+    def reset(self) -> None:
+        """Forget this thread's cached tokens (the numbers stay the same)."""
+        self.table.clear()
 
     def score(self, text: str) -> tuple[float, int]:
         """(sum of log2 probabilities, number of words) of ``text``."""
-        return self.score_tokens(text.split(), len(text))
-
-    def maybe_reset(self) -> None:
-        if len(self.hot) > self.HOT_WORDS + self.CACHE_MAX:
-            self.reset()
-        self.vocabulary.maybe_reset()
-
-    @functools.cached_property
-    def vocabulary(self) -> _Vocabulary:
-        return _Vocabulary(self)
-
-
-class _HotTable(dict):
-    def __init__(self, scorer: _Scorer):
-        super().__init__()
-        self.scorer = scorer
-
-    def __missing__(self, tok: str) -> float:
-        value, n = self.scorer.token(tok)
-        packed = self[tok] = value + n * _WORD_UNIT
-        return packed
-
-
-class _Vocabulary:
-    """Token -> (log2 probability sum, words) for a whole array of distinct tokens at once.
-
-    Why: a Python dict lookup per distinct token (about 1,800 per paper) waits on
-    cache misses one after the other; polars' categorical mapping (a Rust hash
-    table) looks up the whole array in one call, measured 4x faster. Its ids are
-    dense from 0 and stable while a column of that dtype exists (``_anchor``
-    keeps one), so the values live in numpy arrays indexed by id; a token seen for
-    the first time is scored once by :meth:`_Scorer.token`. A new mapping is
-    started past ``MAX_TOKENS`` distinct tokens; results never depend on it.
-    """
-
-    MAX_TOKENS = 1_000_000
-
-    def __init__(self, scorer: _Scorer):
-        self.scorer = scorer
-        self._lock = threading.Lock()
-        self._start()
-
-    def reset(self) -> None:
-        """Start a new mapping (ids from 0 again); the numbers stay the same."""
-        with self._lock:
-            self._start()
-
-    def _start(self) -> None:
-        self._dtype = pl.Categorical(pl.Categories.random())
-        self._anchor = pl.Series([""], dtype=pl.String).cast(self._dtype)
-        self._log2p = np.zeros(1024)
-        self._words = np.zeros(1024)
-        self._size = 1  # id 0 is the anchor's "", no word: (0.0, 0)
-
-    def lookup(self, tokens: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """(log2 probability sums, word counts) of ``tokens`` (a string array), in order."""
-        with self._lock:
-            ids = pl.Series(tokens).cast(self._dtype).to_physical().to_numpy()
-            new = ids >= self._size
-            if new.any():
-                self._add(ids[new], tokens.filter(pa.array(new)).to_pylist())
-            return self._log2p[ids], self._words[ids]
-
-    def _add(self, ids: np.ndarray, tokens: list[str]) -> None:
-        size = int(ids.max()) + 1
-        if size > len(self._log2p):
-            capacity = max(size, 2 * len(self._log2p))
-            self._log2p = np.resize(self._log2p, capacity)
-            self._words = np.resize(self._words, capacity)
-        scored = [self.scorer.token(tok) for tok in tokens]
-        self._log2p[ids] = [value for value, _ in scored]
-        self._words[ids] = [n for _, n in scored]
-        self._size = max(self._size, size)
-
-    def maybe_reset(self) -> None:
-        with self._lock:
-            if self._size > self.MAX_TOKENS:
-                self._start()
+        _, sums, words, _, _ = self.table.tally([text], [0], 1)
+        return sums[0], words[0]
 
 
 @functools.cache
@@ -433,72 +332,30 @@ class _Tally(NamedTuple):
 
 
 def _tally(texts: list[str], run_of: list[int], runs: int, scorer: _Scorer) -> _Tally:
-    """Token statistics of stripped, non-empty paragraph ``texts`` (``run_of``: run of each).
+    """Token statistics of paragraph ``texts`` (``run_of``: the run of each), in C.
 
-    The Arrow path (:func:`_tally_arrow`) does per token in C++ what the Python
-    path does with a Python object per token; it gives the same numbers (tested
-    on every real document; the Python path's packed sums round, by up to ~1e-7
-    of a bit per word). Text Arrow cannot hold (lone surrogates) takes the Python path.
+    :func:`_tally_python` is the same computation in Python, the reference it is
+    tested against: the same tokens, counts, top token and (summed in the same
+    order) the same log2 sums, bit for bit.
     """
-    if texts:
-        try:
-            return _tally_arrow(texts, run_of, runs, scorer)
-        except (pa.ArrowException, UnicodeError):
-            pass
-    return _tally_python(texts, run_of, runs, scorer)
+    return _Tally(*scorer.table.tally(texts, run_of, runs))
 
 
 def _tally_python(texts: list[str], run_of: list[int], runs: int, scorer: _Scorer) -> _Tally:
-    """The reference: one ``str.split`` per paragraph, a Counter over all tokens."""
+    """The reference: ``str.split`` per paragraph, the word rule per token, a Counter over all."""
     tokens, sums, words = [0] * runs, [0.0] * runs, [0] * runs
     all_tokens: list[str] = []
     for text, run in zip(texts, run_of, strict=True):
         toks = text.split()
         all_tokens.extend(toks)
-        log_sum, n_words = scorer.score_tokens(toks, len(text))
         tokens[run] += len(toks)
-        sums[run] += log_sum
-        words[run] += n_words
+        for tok in toks:
+            value, n = scorer.token(tok)
+            sums[run] += value
+            words[run] += n
     top = Counter(all_tokens).most_common(1)
     top_word, top_count = top[0] if top else ("", 0)
     return _Tally(tokens, sums, words, top_word, top_count)
-
-
-def _ascii_split_ok(texts: list[str]) -> bool:
-    """Whether Arrow's ASCII whitespace split equals ``str.split()`` on ``texts``."""
-    if not all(map(str.isascii, texts)):
-        return False
-    joined = "".join(texts)
-    return not any(c in joined for c in "\x1c\x1d\x1e\x1f")
-
-
-def _tally_arrow(texts: list[str], run_of: list[int], runs: int, scorer: _Scorer) -> _Tally:
-    """Split, dictionary-encode and count in Arrow and numpy; the distinct tokens
-    (about 1,800 of 8,000 in a paper) are scored by :class:`_Vocabulary` at once.
-
-    ``utf8_split_whitespace`` splits where ``str.split()`` does (checked over all
-    of Unicode); on stripped text it yields no empty tokens. ``ascii_split_whitespace``
-    (a third faster) does too on ASCII text without the separators U+001C-U+001F. Dictionary codes follow
-    first occurrence, so ``argmax`` breaks ties as ``Counter.most_common`` does.
-    """
-    array = pa.array(texts, pa.large_string())
-    lists = pc.ascii_split_whitespace(array) if _ascii_split_ok(texts) else pc.utf8_split_whitespace(array)
-    per_paragraph = pc.list_value_length(lists).to_numpy()
-    encoded = pc.dictionary_encode(lists.flatten())
-    distinct = encoded.dictionary
-    codes = encoded.indices.to_numpy()
-    distinct_log2p, distinct_words = scorer.vocabulary.lookup(distinct)
-    log2p, n_words = distinct_log2p[codes], distinct_words[codes]
-    run_of_token = np.repeat(np.asarray(run_of, np.intp), per_paragraph)
-    tokens = np.bincount(run_of, weights=per_paragraph, minlength=runs)
-    sums = np.bincount(run_of_token, weights=log2p, minlength=runs)
-    words = np.bincount(run_of_token, weights=n_words, minlength=runs)
-    counts = np.bincount(codes, minlength=1)
-    top = int(counts.argmax())
-    top_word = distinct[top].as_py() if len(distinct) else ""
-    return _Tally(
-        [int(x) for x in tokens], sums.tolist(), [int(x) for x in words], top_word, int(counts[top])
-    )
 
 
 # --------------------------------------------------------------------------- signals
@@ -559,7 +416,6 @@ def compute_signals(
     have kept the formula or citation as text) but is no word for probabilities.
     """
     scorer = _scorer()
-    scorer.maybe_reset()
     title = _title(doc)
     abstract = _abstract_text(doc)
 

@@ -270,6 +270,22 @@ def test_image_workspace_and_celery_files():
     assert {".venv", "data", "landing", ".dagster_home"} <= set(dockerignore)
 
 
+def test_image_build_stage_copies_everything_the_wheel_build_needs():
+    """The wheel is built from the COPY'd files only: setup.py and the C source must be among them."""
+    build_stage = (DOCKER / "Dockerfile").read_text().split("\nFROM ", 2)[1]
+    copied = set()
+    for line in build_stage.splitlines():
+        if line.startswith("COPY ") and "--from" not in line:
+            copied.update(line.split()[1:-1])
+    assert {"pyproject.toml", "setup.py", "corpus"} <= copied
+    sources = re.findall(r'"([\w/]+\.c)"', (REPO / "setup.py").read_text())
+    assert sources == ["corpus/_tally.c"]
+    for source in sources:
+        assert (REPO / source).is_file() and source.split("/")[0] in copied
+    dockerignore = (REPO / ".dockerignore").read_text().split()
+    assert "**/*.so" in dockerignore  # a locally built extension never enters the image
+
+
 @pytest.mark.skipif(shutil.which("docker") is None, reason="no docker CLI")
 def test_compose_config_with_the_docker_cli_when_present():
     probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=20)
