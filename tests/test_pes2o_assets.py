@@ -159,6 +159,24 @@ def test_jsonl_shape_and_text(built):
     assert ("0704.0046", "s2orc") not in docs
 
 
+def test_datasets_load_dataset_reads_the_release(built, tmp_path, monkeypatch):
+    """The card's consumer: ``datasets.load_dataset("json", data_files=...)`` on the shards, offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    home, *_ = built
+    root = release_dir(home, "v2")
+    files = {split: sorted(str(p) for p in (root / split).glob("*.jsonl.gz")) for split in ("train", "valid")}
+    loaded = datasets.load_dataset("json", data_files=files, cache_dir=str(tmp_path / "cache"))
+    assert set(loaded) == {"train", "valid"}
+    for split, paths in files.items():
+        expected = [d for p in paths for d in _jsonl(Path(p))]
+        assert loaded[split].column_names == list(DOC_FIELDS)
+        assert loaded[split].to_list() == expected and len(expected) > 0
+
+
 def test_byte_identical_on_rematerialisation(built):
     home, *_, trees = built
     for version in ("v1", "v2"):
