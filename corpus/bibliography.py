@@ -8,8 +8,7 @@ venue, raw text and ``mentions``.
 
 * ``doi``: the entry's ``other_ids["DOI"]`` first, then a DOI in the raw text,
   then in its URLs; lower-cased, ``https://doi.org/`` / ``doi:`` and trailing
-  ``.,;`` removed: exactly :func:`corpus.linking.normalize_doi` (tested equal),
-  done with one compiled regex instead of a polars call per entry.
+  ``.,;`` removed: :func:`corpus.linking.normalize_doi`.
 * ``arxiv_id``: ``other_ids["arXiv"]`` (any id form, canonicalised by
   :func:`corpus.arxiv_ids.try_normalize`), then an id written with arXiv context in
   the raw text, then in its URLs (:func:`corpus.arxiv_ids.arxiv_ids_in`: ``arXiv:``,
@@ -26,7 +25,6 @@ Entries without a title are kept (they may link by DOI or arXiv id; DESIGN §5).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -35,13 +33,11 @@ import polars as pl
 
 from corpus.arxiv_ids import arxiv_ids_in as find_arxiv_ids
 from corpus.arxiv_ids import try_normalize
-from corpus.linking import normalize_title
+from corpus.linking import normalize_doi, normalize_title
 from corpus.papers import StructuredDoc
 
-__all__ = ["BibInputError", "bib_frame", "bib_rows", "bib_schema", "norm_title", "normalize_doi"]
+__all__ = ["BibInputError", "bib_frame", "bib_rows", "bib_schema"]
 
-_DOI_RE = re.compile(r"(10\.\d{4,9}/\S+)")
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _ARXIV_DOI = "10.48550/arxiv."
 _NAME_STRIP = " \t\"'{}.,;"  # BibTeX quoting/bracing left around a surname
 
@@ -54,28 +50,6 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(key, default)
     return getattr(obj, key, default)
-
-
-def norm_title(title: str | None) -> str:
-    """:func:`corpus.linking.normalize_title`, 5-10x faster on ASCII titles (most of them):
-    for ASCII, NFKD changes nothing and the only letters/numbers are ``[a-z0-9]`` after
-    lower-casing, so one regex does it. Other titles go to normalize_title (tested equal)."""
-    if not title:
-        return ""
-    if title.isascii():
-        return _NOT_ALNUM.sub("", title.lower())
-    return normalize_title(title)
-
-
-def normalize_doi(value: Any) -> str | None:
-    """The ``10.NNNN/suffix`` in ``value``, lower-cased, trailing ``.,;`` removed; None if none.
-    Same result as :func:`corpus.linking.normalize_doi`, fast for per-entry use."""
-    if not value:
-        return None
-    m = _DOI_RE.search(str(value).lower())
-    if not m:
-        return None
-    return m.group(1).rstrip(".,;") or None
 
 
 def _strings(values: Any) -> list[str]:
@@ -180,7 +154,7 @@ def bib_rows(paper_id: str, doc: StructuredDoc | dict) -> list[dict]:
                 "ref_id": ref_id,
                 "source": source,
                 "title": title,
-                "norm_title": norm_title(title) or None,
+                "norm_title": normalize_title(title) or None,
                 "doi": doi,
                 "arxiv_id": _entry_arxiv(other, doi, raw, urls),
                 "year": year if isinstance(year, int) else None,

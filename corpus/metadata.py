@@ -66,9 +66,9 @@ from typing import Any
 
 import polars as pl
 
-from corpus.bibliography import norm_title, normalize_doi
 from corpus.fields import UnknownCategory, citeworth_field, field_of_study
 from corpus.langid import clean_for_cld2, detect, is_english_paper
+from corpus.linking import normalize_doi, normalize_title
 from corpus.papers import StructuredDoc
 
 __all__ = [
@@ -280,9 +280,9 @@ def _vote_key(field: str, value: Any) -> Any:
     (corpus.linking.normalize_title: case, accents, punctuation, spaces ignored),
     the ordered list of normalised surnames, the year, the normalised DOI."""
     if field == "authors":
-        return tuple(norm_title(a["last"] or a["first"]) for a in value)
+        return tuple(normalize_title(a["last"] or a["first"]) for a in value)
     if field in ("title", "abstract", "venue"):
-        return norm_title(value) or value
+        return normalize_title(value) or value
     return value
 
 
@@ -506,7 +506,7 @@ def canonical_paper(
         "id": pid.strip(),
         "datestamp": _date(rec.get("datestamp")),
         "title": title,
-        "norm_title": norm_title(title),
+        "norm_title": normalize_title(title),
         "authors": chosen["authors"][0] or [],
         "abstract": chosen["abstract"][0] or "",
         "year": chosen["year"][0],

@@ -9,10 +9,16 @@ import polars as pl
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.bibliography import BibInputError, bib_frame, bib_rows, bib_schema, norm_title, normalize_doi
+from corpus.bibliography import BibInputError, bib_frame, bib_rows, bib_schema
 from corpus.latex import parse_eprint
-from corpus.linking import ENTRY_COLUMNS, link_entries, normalize_title
-from corpus.linking import normalize_doi as linking_normalize_doi
+from corpus.linking import (
+    ENTRY_COLUMNS,
+    _normalize_title_unicode,
+    link_entries,
+    normalize_doi,
+    normalize_dois,
+    normalize_title,
+)
 from corpus.papers import Author, BibEntry, Paragraph, Span, StructuredDoc
 from corpus.s2orc_json import read_s2orc_record
 from corpus.tei import parse_tei, parse_tei_dict
@@ -72,7 +78,7 @@ def test_whole_landing_zone(all_rows, tei_docs) -> None:
     assert set(ENTRY_COLUMNS) <= set(df.columns)
 
 
-def test_doi_normalisation_equals_linking(all_rows) -> None:
+def test_scalar_doi_normalisation_equals_vectorised(all_rows) -> None:
     samples = [r["doi"] for r in all_rows if r["doi"]] + [
         "https://doi.org/10.1103/PhysRevD.76.053001.",
         "doi:10.1088/1126-6708/2007/06/061;",
@@ -83,8 +89,8 @@ def test_doi_normalisation_equals_linking(all_rows) -> None:
         "",
         None,
     ]
-    for s in samples:
-        assert normalize_doi(s) == linking_normalize_doi(s), s
+    vectorised = normalize_dois(pl.Series(samples, dtype=pl.String)).to_list()
+    assert [normalize_doi(s) for s in samples] == vectorised
     assert normalize_doi("https://doi.org/10.1103/PhysRevD.76.053001.") == "10.1103/physrevd.76.053001"
 
 
@@ -199,7 +205,7 @@ def test_bad_input_and_empty_frames() -> None:
         bib_frame([row, dict(row)])
 
 
-def test_fast_title_normalisation_equals_linking(all_rows) -> None:
+def test_ascii_title_shortcut_equals_the_definition(all_rows) -> None:
     titles = [r["title"] for r in all_rows] + [
         "Schrödinger’s ﬁnite-size BERT: pre-training (v2)",
         "Ｆｕｌｌ－ｗｉｄｔｈ ＴＩＴＬＥ ２０２０",
@@ -209,4 +215,4 @@ def test_fast_title_normalisation_equals_linking(all_rows) -> None:
     ]
     assert sum(t.isascii() for t in titles) > 1000
     for t in titles:
-        assert norm_title(t) == normalize_title(t), t
+        assert normalize_title(t) == _normalize_title_unicode(t), t
