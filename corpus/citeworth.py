@@ -788,7 +788,7 @@ def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
 def _chosen_texts(store, day: str) -> dict[tuple[str, str], tuple[str, int | None]]:
     """``{(parse source, paper id): (StructuredDoc JSON, bibliography size)}`` of a day's
     successful parses. JSON stays a string until its paper's chunk is decoded, so a day never
-    holds every parsed document at once (``corpus.stages.chosen_docs`` parses them all)."""
+    holds every parsed document at once (as ``corpus.stages.chosen_docs`` does too)."""
     out: dict[tuple[str, str], tuple[str, int | None]] = {}
     for source, asset in (("grobid", "pdf_parses"), ("latex", "latex_parses")):
         if store.has_partition(asset, day):

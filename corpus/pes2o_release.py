@@ -63,7 +63,7 @@ import pyarrow.parquet as pq
 
 from corpus import pes2o
 from corpus.papers import Paragraph, StructuredDoc
-from corpus.stages import chosen_docs, upstream
+from corpus.stages import chosen_texts, upstream
 from corpus.store import Store, swap_dir
 
 __all__ = [
@@ -263,7 +263,7 @@ def pes2o_day(home: str | Path, day: str) -> dict:
     store = Store(Path(home))
     date = dt.date.fromisoformat(day)
     papers = upstream(store, "papers", day)
-    docs = chosen_docs(store, day)
+    texts = chosen_texts(store, day)  # decoded one paper at a time below
     rows: list[dict] = []
     failures: list[dict] = []
     seen: set[str] = set()
@@ -278,7 +278,8 @@ def pes2o_day(home: str | Path, day: str) -> dict:
             rows.extend(_dropped_rows(row, date, "paper_filter", row["drop_reason"]))
             continue
         try:
-            rows.extend(_paper_rows(row, docs.get(row["id"]), date))
+            text = texts.get(row["id"])
+            rows.extend(_paper_rows(row, None if text is None else json.loads(text), date))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # one paper, not the day
             failed = _dropped_rows(row, date, "failed", f"{type(exc).__name__}: {exc}"[:500])
             failures.append({"id": row["id"], "reason": failed[0]["detail"]})

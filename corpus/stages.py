@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -402,26 +403,41 @@ def pdf_parses_day(home: str | Path, day: str) -> dict:
 # ---------------------------------------------------------------- papers, bibliographies
 
 
-def parsed_docs(store: Store, asset: str, day: str) -> dict[str, dict]:
-    """``{paper id: StructuredDoc dict}`` for the successful parses of a day (missing table = none)."""
+def parsed_texts(store: Store, asset: str, day: str) -> dict[str, str]:
+    """``{paper id: StructuredDoc JSON}`` for the successful parses of a day (missing table = none)."""
     if not store.has_partition(asset, day):
         return {}
     rows = store.read_partition(asset, day).filter(pl.col("status") == "ok").select("id", "doc")
-    return {pid: json.loads(doc) for pid, doc in rows.iter_rows()}
+    return dict(rows.iter_rows())
 
 
-def chosen_docs(store: Store, day: str) -> dict[str, dict]:
-    """The full text ``papers`` chose for each kept paper of a day (Grobid or LaTeX)."""
+def parsed_docs(store: Store, asset: str, day: str) -> dict[str, dict]:
+    """``{paper id: StructuredDoc dict}`` for the successful parses of a day (missing table = none)."""
+    return {pid: json.loads(doc) for pid, doc in parsed_texts(store, asset, day).items()}
+
+
+def chosen_texts(store: Store, day: str) -> dict[str, str]:
+    """The full text ``papers`` chose for each kept paper of a day (Grobid or LaTeX), as JSON.
+
+    Callers decode one paper at a time (:func:`chosen_docs`): decoded documents are
+    several times the size of their JSON, so a day never holds all of them at once.
+    """
     papers = upstream(store, "papers", day).filter(pl.col("kept") & pl.col("parse_source").is_not_null())
     by_source = {
-        "grobid": parsed_docs(store, "pdf_parses", day),
-        "latex": parsed_docs(store, "latex_parses", day),
+        "grobid": parsed_texts(store, "pdf_parses", day),
+        "latex": parsed_texts(store, "latex_parses", day),
     }
     return {
         pid: by_source[src][pid]
         for pid, src in papers.select("id", "parse_source").iter_rows()
         if pid in by_source.get(src, {})
     }
+
+
+def chosen_docs(store: Store, day: str) -> Iterator[tuple[str, dict]]:
+    """(paper id, StructuredDoc dict) of :func:`chosen_texts`, decoded one paper at a time."""
+    for pid, text in chosen_texts(store, day).items():
+        yield pid, json.loads(text)
 
 
 FULLTEXT_IDS = "fulltext_ids"  # side table: arXiv ids named in each paper's body text (co-citation edges)
@@ -468,7 +484,7 @@ def bib_entries_day(home: str | Path, day: str) -> dict:
 
     store = Store(Path(home))
     rows = []
-    for pid, doc in chosen_docs(store, day).items():
+    for pid, doc in chosen_docs(store, day):
         rows.extend(bib_rows(pid, doc))
     entries = bib_frame(rows)
     store.write_partition("bib_entries", day, entries)

@@ -300,13 +300,20 @@ def test_day_with_a_broken_parse_fails_one_paper(tmp_path):
             "created": dt.date(2021, 1, 1), "abstract_source": "oai"}  # fmt: skip
     bad = {**good, "id": "2101.00002", "parse_source": "grobid"}
     french = {**good, "id": "2101.00003", "kept": False, "drop_reason": "not_english"}
-    store.write_partition("papers", "2021-01-02", papers_frame([good, bad, french]))
+    truncated = {**good, "id": "2101.00004", "parse_source": "grobid"}
+    store.write_partition("papers", "2021-01-02", papers_frame([good, bad, french, truncated]))
     docs = pl.DataFrame(
-        {"id": ["2101.00002"], "status": ["ok"], "doc": [json.dumps({"source": "grobid", "body_text": [{}]})]}
+        {
+            "id": ["2101.00002", "2101.00004"],
+            "status": ["ok", "ok"],
+            "doc": [json.dumps({"source": "grobid", "body_text": [{}]}), '{"source": "grobid", "body_te'],
+        }
     )
     store.write_partition("pdf_parses", "2021-01-02", docs)
     summary = pes2o_day(tmp_path, "2021-01-02")
-    assert summary["papers"] == 3 and [f["id"] for f in summary["failures"]] == ["2101.00002"]
+    assert summary["papers"] == 4
+    assert [f["id"] for f in summary["failures"]] == ["2101.00002", "2101.00004"]
+    assert "JSONDecodeError" in summary["failures"][1]["reason"]
     rows = store.read_partition("pes2o", "2021-01-02")
     failed = rows.filter(pl.col("id") == "2101.00002")
     assert failed["v1_reason"].to_list() == ["failed", "failed"] and "KeyError" in failed["detail"][0]
