@@ -15,8 +15,8 @@ Choices (SPEC.md: marked so they can be revisited):
 * page size = the first page's ``/MediaBox`` (inherited through the page tree),
   times ``/UserUnit``, width and height swapped when ``/Rotate`` is 90 or 270.
 * an encrypted PDF is readable only if the empty user password opens it (what
-  Grobid / pdfalto can do); AES needs the ``cryptography`` package in pypdf,
-  without it such a file is reported unreadable with that reason.
+  Grobid / pdfalto can do); RC4 and AES (128 and 256) are decrypted (AES through
+  ``pypdf[crypto]``, i.e. the ``cryptography`` package).
 """
 
 from __future__ import annotations

@@ -162,25 +162,27 @@ def small_bytes() -> bytes:
     return (LANDING / "pdf/0908.0054.pdf").read_bytes()  # 4 pages: pure-Python RC4 stays quick
 
 
-def encrypt(data: bytes, user: str, owner: str) -> bytes:
+def encrypt(data: bytes, user: str, owner: str, algorithm: str = "RC4-128") -> bytes:
     writer = PdfWriter(clone_from=io.BytesIO(data))
-    writer.encrypt(user_password=user, owner_password=owner, algorithm="RC4-128")
+    writer.encrypt(user_password=user, owner_password=owner, algorithm=algorithm)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
 
 
-def test_encrypted_with_password_is_unreadable(small_bytes, tmp_path):
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-256"])
+def test_encrypted_with_password_is_unreadable(small_bytes, tmp_path, algorithm):
     path = tmp_path / "locked.pdf"
-    path.write_bytes(encrypt(small_bytes, user="secret", owner="owner"))
+    path.write_bytes(encrypt(small_bytes, user="secret", owner="owner", algorithm=algorithm))
     probe = probe_pdf(path)
     assert probe.encrypted and probe.pages is None
     assert "password" in probe.error
     assert pdf_filter(probe) == (False, UNREADABLE)
 
 
-def test_encrypted_with_empty_user_password_is_readable(small_bytes):
-    probe = probe_pdf(encrypt(small_bytes, user="", owner="owner"))
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-128", "AES-256"])
+def test_encrypted_with_empty_user_password_is_readable(small_bytes, algorithm):
+    probe = probe_pdf(encrypt(small_bytes, user="", owner="owner", algorithm=algorithm))
     assert probe.encrypted and probe.error is None
     assert (probe.pages, probe.first_page_width, probe.first_page_height) == (4, 612.0, 792.0)
     assert pdf_filter(probe) == (True, None)
