@@ -630,6 +630,33 @@ def test_tally_edge_cases():
     assert pes2o._tally([], [], 0, scorer) == ([], [], [], "", 0)
 
 
+def test_c_tally_equals_python_tally_on_random_unicode():
+    """Random texts over every whitespace str.split() knows, Latin-1, BMP, astral and
+    lone surrogates, ASCII-only and not: the C tokeniser and the reference agree."""
+    scorer = pes2o._scorer()
+    rng = random.Random(20261122)
+    spaces = [c for c in map(chr, range(0x3001)) if c.isspace()]
+    pools = [
+        "abcXYZ019.,-'",
+        "\u00e9\u00fc\u00df\u00a0\u00ff",
+        "\u03b1\u4e2d\u2019\u2028\ufeff",
+        "\U0001d400\U0001f600",
+        "\ud800\udfff",
+        "".join(spaces),
+    ]
+    for _ in range(300):
+        texts = []
+        for _ in range(rng.randint(0, 6)):
+            chosen = [pools[0], *rng.sample(pools[1:], rng.randint(0, 3))]
+            alphabet = "".join(chosen) + " " * 6
+            texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))))
+        runs = rng.randint(1, 3)
+        run_of = sorted(rng.randrange(runs) for _ in texts)
+        fast = pes2o._tally(texts, run_of, runs, scorer)
+        assert fast == pes2o._tally_python(texts, run_of, runs, scorer), texts
+    scorer.reset()
+
+
 def test_token_table_rejects_bad_calls_and_forgets_past_its_size():
     from corpus._tally import TokenTable
 
