@@ -15,9 +15,13 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from _common import peak_mb, result
+
+# Dagster's beta/preview notices (backfill_policy, Pipes) would bury the figures.
+warnings.filterwarnings("ignore", module=r"dagster\.")
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
