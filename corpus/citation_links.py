@@ -6,8 +6,15 @@ file. Its key-value metadata records, per day, a stamp of the ``papers`` and
 days are new or were re-materialised: only their entries are linked against all
 titles, and the old entries against their titles
 (:func:`corpus.linking.link_incremental`, equal to a full recomputation). A day
-that disappeared, or no usable state, means a full recomputation. Links and
-state live in the same file, written atomically: they can never disagree.
+that disappeared or changed, or no usable state, means a full recomputation.
+Links and state live in the same file, written atomically: they can never disagree.
+
+A paper is often delivered on several days (each new arXiv version gets a new
+OAI datestamp). Its latest delivery decides, whatever the order in which days
+are materialised: that day's ``papers`` row says whether it is a node of the
+graph, and that day's ``bib_entries`` are its bibliography (none, if the new
+version was dropped or has no parse). A new day that re-delivers old papers is
+still linked incrementally: their old rows and entries are replaced.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from corpus.linking import ENTRY_COLUMNS, LINK_SCHEMA, PAPER_COLUMNS, link_entri
 from corpus.store import Store, atomic_path
 
 ASSET = "citation_links"
-STATE_KEY = b"corpus.citation_links.state"
+# v2: latest delivery decides papers and entries (state of other versions: recompute all)
+STATE_KEY = b"corpus.citation_links.state.v2"
 
 
 def _stamp(store: Store, asset: str, day: str) -> str:
@@ -36,28 +44,40 @@ def day_stamps(store: Store) -> dict[str, str]:
     return {d: f"{_stamp(store, 'papers', d)}|{_stamp(store, 'bib_entries', d)}" for d in days}
 
 
-def _dated(store: Store, asset: str, days: list[str]) -> pl.DataFrame:
-    frames = [store.read_partition(asset, d).with_columns(pl.lit(d).alias("_day")) for d in days]
+def _dated(store: Store, asset: str, days: list[str], columns: list[str] | None = None) -> pl.DataFrame:
+    frames = [
+        pl.read_parquet(store.partition_dir(asset, d) / "part-0.parquet", columns=columns).with_columns(
+            pl.lit(d).alias("_day")
+        )
+        for d in days
+    ]
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
-def _entries(store: Store, days: list[str]) -> pl.DataFrame:
-    """Bib entries of these days; a paper delivered on several days (a new version has a new
-    datestamp) keeps the bibliography of its latest day only."""
+def latest_delivery(store: Store, days: list[str]) -> pl.DataFrame:
+    """``id, _day``: the last of ``days`` on which each paper was delivered (kept or not)."""
+    ids = _dated(store, "papers", days, columns=["id"])
+    if ids.is_empty():
+        return pl.DataFrame(schema={"id": pl.String, "_day": pl.String})
+    return ids.group_by("id").agg(pl.col("_day").max())
+
+
+def _entries(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame:
+    """Bib entries of these days that belong to their paper's latest delivery."""
     frame = _dated(store, "bib_entries", days)
     if frame.is_empty():
         return pl.DataFrame(schema={c: pl.String for c in ENTRY_COLUMNS})
-    latest = frame.group_by("citing_id").agg(pl.col("_day").max())
-    return frame.join(latest, on=["citing_id", "_day"], how="semi").select(ENTRY_COLUMNS)
+    winners = latest.rename({"id": "citing_id"})
+    return frame.join(winners, on=["citing_id", "_day"], how="semi").select(ENTRY_COLUMNS)
 
 
-def _papers(store: Store, days: list[str]) -> pl.DataFrame:
-    """Kept papers (the graph's nodes); a paper re-delivered on a later day keeps its latest row."""
+def _papers(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame:
+    """Kept papers (the graph's nodes) of these days, as of their latest delivery."""
     frame = _dated(store, "papers", days)
     if frame.is_empty():
         return pl.DataFrame(schema={c: pl.String for c in PAPER_COLUMNS})
-    latest = frame.sort("_day").unique("id", keep="last", maintain_order=True)  # the latest delivery decides
-    return latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
+    frame = frame.join(latest, on=["id", "_day"], how="semi").unique("id", keep="last", maintain_order=True)
+    return frame.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
 
 
 def read_links(path: Path) -> tuple[pl.DataFrame | None, dict[str, str]]:
@@ -90,23 +110,24 @@ def update_links(home: str | Path) -> dict:
     # Incremental only for days never linked before; a day that changed or vanished
     # could take back entries or papers that earlier links rest on: recompute all.
     full = prev is None or any(d not in now for d in state) or any(d in state for d in changed)
-    if not full and changed:
-        # A paper delivered again (a new version) may have left the kept set: recompute all.
-        old_ids = set(_dated(store, "papers", unchanged).get_column("id", default=pl.Series([])).to_list())
-        new_ids = set(_dated(store, "papers", changed).get_column("id", default=pl.Series([])).to_list())
-        full = bool(old_ids & new_ids)
     if full:
-        links = link_entries(_entries(store, list(now)), _papers(store, list(now)))
+        latest = latest_delivery(store, list(now))
+        links = link_entries(_entries(store, list(now), latest), _papers(store, list(now), latest))
         mode = "full"
     elif not changed:
         links, mode = prev, "unchanged"
     else:
+        old_latest = latest_delivery(store, unchanged)  # what ``prev`` was computed from
+        latest = latest_delivery(store, list(now))
+        new_latest = latest.filter(pl.col("_day").is_in(changed))  # papers a new day now decides
+        replaced = new_latest.join(old_latest, on="id", how="semi")["id"]
         links = link_incremental(
             prev,
-            _entries(store, unchanged),
-            _papers(store, unchanged),
-            _entries(store, changed),
-            _papers(store, changed),
+            _entries(store, unchanged, old_latest),
+            _papers(store, unchanged, old_latest),
+            _entries(store, changed, new_latest),
+            _papers(store, changed, new_latest),
+            replaced_ids=replaced,
         )
         mode = "incremental"
     if mode != "unchanged":

@@ -826,13 +826,17 @@ def link_incremental(
     new_entries: pl.DataFrame,
     new_papers: pl.DataFrame,
     threshold: float = TITLE_THRESHOLD,
+    replaced_ids: pl.Series | None = None,
 ) -> pl.DataFrame:
     """Links after a new day lands, equal to ``link_entries(all entries, all papers)``.
 
     ``prev_links`` must be ``link_entries(old_entries, old_papers)``.  Semantics of
     a new day: its entries replace every old entry of the same ``citing_id`` (a
     re-parsed paper brings its whole bibliography); its papers replace old papers
-    with the same ``paper_id``.
+    with the same ``paper_id``.  ``replaced_ids`` names papers the new day
+    delivers again whatever became of them: their old paper row and old entries
+    go even when the new delivery is not a kept paper or has no bibliography (a
+    new version that fails a filter leaves the graph, its old references too).
 
     Work done: the new (and re-delivered) entries, and old entries whose link
     pointed at a re-delivered paper, are linked against all papers; every other
@@ -851,9 +855,12 @@ def link_incremental(
     new_p = _require(new_papers, "new_papers", PAPER_COLUMNS, "paper_id")
     prev = _require(prev_links, "prev_links", list(LINK_SCHEMA), "entry_id").cast(LINK_SCHEMA)
 
-    new_citing = new_e.select("citing_id").unique()
+    replaced = pl.DataFrame(
+        {"paper_id": [] if replaced_ids is None else replaced_ids}, schema={"paper_id": pl.String}
+    )
+    new_citing = pl.concat([new_e.select("citing_id"), replaced.rename({"paper_id": "citing_id"})]).unique()
     kept_e = old_e.join(new_citing, on="citing_id", how="anti")
-    redelivered = new_p.select("paper_id")
+    redelivered = pl.concat([new_p.select("paper_id"), replaced]).unique()
     papers_all = pl.concat([old_p.join(redelivered, on="paper_id", how="anti"), new_p])
     clash = kept_e.join(new_e, on="entry_id", how="inner")
     if clash.height:

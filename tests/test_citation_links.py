@@ -1,0 +1,119 @@
+"""citation_links over days: the latest delivery of a paper decides, and days that re-deliver
+old papers (new arXiv versions) are linked incrementally with the same links as a full run."""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from corpus.bibliography import bib_frame
+from corpus.citation_links import ASSET, latest_delivery, read_links, update_links
+from corpus.linking import normalize_title
+from corpus.metadata import papers_frame
+from corpus.store import Store
+
+TITLES = {
+    "2101.00001": "Attention is all you need for graphs",
+    "2101.00002": "Contrastive learning of sentence embeddings",
+    "2101.00003": "Scaling laws for neural language models",
+    "2101.00004": "A survey of retrieval augmented generation",
+    "2101.00005": "Sparse mixtures of experts at scale",
+}
+
+
+def _paper(pid: str, title: str | None = None, kept: bool = True) -> dict:
+    title = title or TITLES[pid]
+    return {"id": pid, "title": title, "norm_title": normalize_title(title), "kept": kept,
+            "drop_reason": None if kept else "not_english"}  # fmt: skip
+
+
+def _entry(citing: str, k: int, title: str) -> dict:
+    return {"entry_id": f"{citing}#b{k}", "citing_id": citing, "ref_id": f"b{k}",
+            "title": title, "norm_title": normalize_title(title)}  # fmt: skip
+
+
+def _day(store: Store, day: str, papers: list[dict], entries: list[dict]) -> None:
+    store.write_partition("papers", day, papers_frame(papers))
+    store.write_partition("bib_entries", day, bib_frame(entries))
+
+
+def _full_links(store: Store) -> pl.DataFrame:
+    """What a first run over the same days gives (state removed)."""
+    path = store.asset_dir(ASSET) / "part-0.parquet"
+    saved = path.read_bytes()
+    os.remove(path)
+    summary = update_links(store.home)
+    assert summary["mode"] == "full"
+    links, _ = read_links(path)
+    path.write_bytes(saved)
+    return links
+
+
+def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_decides(tmp_path):
+    store = Store(tmp_path)
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002"), _paper("2101.00003")], [
+        _entry("2101.00001", 0, TITLES["2101.00002"]),
+        _entry("2101.00001", 1, TITLES["2101.00003"]),
+        _entry("2101.00002", 0, TITLES["2101.00003"]),
+        _entry("2101.00003", 0, TITLES["2101.00004"]),  # not in the corpus yet
+    ])  # fmt: skip
+    assert update_links(tmp_path)["mode"] == "full"
+
+    # Day 2: 2101.00004 is new; 2101.00002 comes back as a new version that fails a filter
+    # (no entries); 2101.00003 comes back with a new title and bibliography.
+    renamed = "Scaling laws for autoregressive generative modeling"
+    _day(store, "2021-01-05", [_paper("2101.00004"), _paper("2101.00002", kept=False),
+                               _paper("2101.00003", renamed)], [
+        _entry("2101.00004", 0, TITLES["2101.00001"]),
+        _entry("2101.00003", 5, TITLES["2101.00001"]),
+    ])  # fmt: skip
+    summary = update_links(tmp_path)
+    assert summary["mode"] == "incremental"
+    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    assert links.equals(_full_links(store))
+    cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
+    assert "2101.00002#b0" not in cited  # the dropped version's old bibliography is gone
+    assert "2101.00001#b0" not in cited  # nothing links to a paper that left the corpus
+    assert cited["2101.00003#b5"] == "2101.00001" and "2101.00003#b0" not in cited  # new bibliography
+    assert cited["2101.00004#b0"] == "2101.00001"
+    assert "2101.00001#b1" not in cited  # 2101.00003's title changed: the old title no longer matches
+
+    # Day 3, materialised late: an *older* day re-delivering 2101.00002 as kept. The later
+    # delivery (2021-01-05, dropped) still decides; 2101.00005 is new.
+    _day(store, "2021-01-03", [_paper("2101.00002"), _paper("2101.00005")], [
+        _entry("2101.00002", 0, TITLES["2101.00003"]),
+        _entry("2101.00005", 0, TITLES["2101.00004"]),
+    ])  # fmt: skip
+    assert update_links(tmp_path)["mode"] == "incremental"
+    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    assert links.equals(_full_links(store))
+    cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
+    assert "2101.00002#b0" not in cited and cited["2101.00005#b0"] == "2101.00004"
+    latest = dict(latest_delivery(store, store.partitions("papers")).iter_rows())
+    assert latest["2101.00002"] == "2021-01-05" and latest["2101.00005"] == "2021-01-03"
+
+
+def test_state_of_an_older_format_means_a_full_run(tmp_path):
+    import pyarrow.parquet as pq
+
+    store = Store(tmp_path)
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
+         [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
+    update_links(tmp_path)
+    path = store.asset_dir(ASSET) / "part-0.parquet"
+    table = pq.read_table(path)
+    old = {b"corpus.citation_links.state": table.schema.metadata[b"corpus.citation_links.state.v2"]}
+    pq.write_table(table.replace_schema_metadata(old), path)
+    assert read_links(path) == (None, {})
+    assert update_links(tmp_path)["mode"] == "full"
+
+
+def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
+    store = Store(tmp_path)
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
+         [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
+    _day(store, "2021-01-05", [_paper("2101.00001", kept=False)], [])
+    assert update_links(tmp_path)["mode"] == "full"
+    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    assert links.height == 0  # the citing paper's latest version was dropped: no references left
