@@ -80,6 +80,36 @@ def _papers(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame
     return frame.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
 
 
+def _latest_scan(store: Store, asset: str, id_col: str) -> pl.LazyFrame:
+    """Rows of a daily ``asset`` that come from their paper's latest delivery (``id_col``: the paper)."""
+    latest = store.scan("papers").group_by("id").agg(pl.col("date").max())
+    return store.scan(asset).join(latest, left_on=[id_col, "date"], right_on=["id", "date"], how="semi")
+
+
+def graph_nodes(store: Store) -> pl.Series:
+    """Sorted ids of the papers kept in their latest delivery: the citation graph's nodes."""
+    if not store.partitions("papers"):
+        return pl.Series("id", [], dtype=pl.String)
+    kept = _latest_scan(store, "papers", "id").filter(pl.col("kept")).select("id").unique()
+    return kept.collect()["id"].sort()
+
+
+def entry_mentions(store: Store) -> pl.DataFrame:
+    """``entry_id, mentions`` of every bib entry of a latest delivery (one row per entry)."""
+    if not store.partitions("bib_entries"):
+        return pl.DataFrame(schema={"entry_id": pl.String, "mentions": pl.Int64})
+    return _latest_scan(store, "bib_entries", "citing_id").select("entry_id", "mentions").collect()
+
+
+def fulltext_links(store: Store, asset: str) -> pl.DataFrame | None:
+    """``citing_id, cited_id, mentions`` from the side table ``asset`` (arXiv ids named in body
+    text), each citing paper's latest delivery only; None when the table has no partitions."""
+    if not store.partitions(asset):
+        return None
+    rows = _latest_scan(store, asset, "citing_id").select("citing_id", "cited_id", "mentions")
+    return rows.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum()).collect()
+
+
 def read_links(path: Path) -> tuple[pl.DataFrame | None, dict[str, str]]:
     """The stored links and the day stamps they were computed from (None, {} if absent)."""
     if not path.exists():

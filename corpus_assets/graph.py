@@ -6,7 +6,7 @@ import dagster as dg
 import polars as pl
 
 from corpus.citation_links import ASSET as LINKS_ASSET
-from corpus.citation_links import update_links
+from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes, update_links
 from corpus.graph import EDGE_SCHEMA, build_edges, degree_plot_png, graph_stats
 from corpus.stages import FULLTEXT_IDS
 from corpus.store import atomic_write_bytes
@@ -38,11 +38,6 @@ def citation_links(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg
     )
 
 
-def _nodes(store) -> pl.Series:
-    papers = store.scan("papers").filter(pl.col("kept")).select("id").unique().collect()
-    return papers["id"].sort()
-
-
 @dg.asset(
     deps=["citation_links"],
     group_name="graph",
@@ -52,19 +47,12 @@ def _nodes(store) -> pl.Series:
 )
 def citation_graph(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
     store = corpus.store
-    nodes = _nodes(store)
+    # Every input as of each paper's latest delivery (a new arXiv version replaces the old one).
+    nodes = graph_nodes(store)
     links = pl.read_parquet(store.asset_dir(LINKS_ASSET) / "part-0.parquet")
-    mentions = store.scan("bib_entries").select("entry_id", "mentions").collect()
+    mentions = entry_mentions(store)
     links = links.join(mentions, on="entry_id", how="left").with_columns(pl.col("mentions").fill_null(0))
-    fulltext = None
-    if store.partitions(FULLTEXT_IDS):
-        fulltext = (
-            store.scan(FULLTEXT_IDS)
-            .select("citing_id", "cited_id", "mentions")
-            .group_by("citing_id", "cited_id")
-            .agg(pl.col("mentions").sum())
-            .collect()
-        )
+    fulltext = fulltext_links(store, FULLTEXT_IDS)
     edges = (
         build_edges(links, fulltext)
         if links.height or fulltext is not None

@@ -117,3 +117,21 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
     assert update_links(tmp_path)["mode"] == "full"
     links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
     assert links.height == 0  # the citing paper's latest version was dropped: no references left
+
+
+def test_graph_inputs_come_from_the_latest_delivery(tmp_path):
+    from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes
+
+    store = Store(tmp_path)
+    assert graph_nodes(store).to_list() == [] and fulltext_links(store, "fulltext_ids") is None
+    first = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 3}]
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002"), _paper("2101.00003")], first)
+    # 2101.00001 again, same bibliography (same entry ids), now cited twice; 2101.00003 dropped
+    again = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 2}]
+    _day(store, "2021-01-05", [_paper("2101.00001"), _paper("2101.00003", kept=False)], again)
+    ft = {"citing_id": ["2101.00001"], "cited_id": ["2101.00002"], "mentions": [4]}
+    store.write_partition("fulltext_ids", "2021-01-04", pl.DataFrame(ft))
+    store.write_partition("fulltext_ids", "2021-01-05", pl.DataFrame(ft | {"mentions": [1]}))
+    assert graph_nodes(store).to_list() == ["2101.00001", "2101.00002"]
+    assert entry_mentions(store).rows() == [("2101.00001#b0", 2)]  # once, from the latest day
+    assert fulltext_links(store, "fulltext_ids").rows() == [("2101.00001", "2101.00002", 1)]
