@@ -68,9 +68,16 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from corpus._tally import TokenTable
 from corpus.langid import detect_lang, detect_langs
 from corpus.papers import StructuredDoc
+
+try:
+    from corpus._tally import TokenTable
+except ImportError as exc:  # a source checkout that was never installed
+    raise ImportError(
+        "corpus._tally (peS2o's C token counter, corpus/_tally.c) is not built: "
+        "run `make venv` or `pip install -e .` (needs a C compiler)"
+    ) from exc
 
 __all__ = [
     "LANG_ID_CHARS",
