@@ -58,6 +58,7 @@ LINK_SCHEMA = {
 
 # Budget of prefix-join rows expanded at once (bounds memory of one slice).
 _SLICE_ROWS = 2_000_000
+_SIGNATURE_ROWS = 200_000  # titles per block in _signatures
 _ENTRY_BLOCK = 50_000  # entries whose prefix queries are built at once
 _WORKERS = min(2, os.cpu_count() or 1)  # DESIGN.md: 2 cores
 _EPS = 1e-9
@@ -480,16 +481,19 @@ def _signatures(sets: _Sets) -> tuple[np.ndarray, np.ndarray]:
     bound rejects all but about one in 5,000 prefix-join candidates (see link_titles).
     """
     n = len(sets.sizes)
-    row = np.repeat(np.arange(n, dtype=np.int64), sets.sizes)
-    h = (sets.ranks.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(57)  # 0..127
-    bits = np.left_shift(np.uint64(1), h & np.uint64(63))
-    words = []
-    for w in range(2):
-        sig = np.zeros(n, np.uint64)
-        sel = (h >> np.uint64(6)) == w
-        np.bitwise_or.at(sig, row[sel], bits[sel])
-        words.append(sig)
-    return words[0], words[1]
+    words = (np.zeros(n, np.uint64), np.zeros(n, np.uint64))
+    # a block of rows at a time: the per-gram temporaries (four 8-byte arrays) of every
+    # title at once cost ~2 KB per title, the largest allocation of a big linking run
+    for r0 in range(0, n, _SIGNATURE_ROWS):
+        r1 = min(r0 + _SIGNATURE_ROWS, n)
+        g0, g1 = int(sets.offsets[r0]), int(sets.offsets[r1])
+        row = np.repeat(np.arange(r0, r1, dtype=np.int64), sets.sizes[r0:r1])
+        h = (sets.ranks[g0:g1].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(57)  # 0..127
+        bits = np.left_shift(np.uint64(1), h & np.uint64(63))
+        for w in range(2):
+            sel = (h >> np.uint64(6)) == w
+            np.bitwise_or.at(words[w], row[sel], bits[sel])
+    return words
 
 
 def _missing(a: np.ndarray, b: np.ndarray) -> np.ndarray:

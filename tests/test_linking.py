@@ -343,3 +343,15 @@ def test_incremental_equals_full(real):
         assert links.height > 500
         assert links.equals(full), f"day {day}"
     assert set(links["via"].unique()) == {"arxiv_id", "title"}
+
+
+def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
+    import corpus.linking as lk
+
+    titles = [normalize_title(t) for t in real["s2orc"] + real["tei"]]
+    sets = lk._sets(titles, lk._vocab([titles]))
+    whole = lk._signatures(sets)
+    monkeypatch.setattr(lk, "_SIGNATURE_ROWS", 7)
+    blocks = lk._signatures(sets)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, blocks, strict=True))
+    assert int(np.count_nonzero(whole[0] | whole[1])) > len(titles) * 0.9
