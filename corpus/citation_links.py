@@ -1,36 +1,51 @@
 """Incremental bibliography linking over every day of the corpus (the ``citation_links`` asset).
 
-The links of all bib entries against all kept papers are kept in one Parquet
-file. Its key-value metadata records, per day, a stamp of the ``papers`` and
-``bib_entries`` partitions it was computed from, so the next run knows which
-days are new or were re-materialised: only their entries are linked against all
-titles, and the old entries against their titles
-(:func:`corpus.linking.link_incremental`, equal to a full recomputation). A day
-that disappeared or changed, or no usable state, means a full recomputation.
-Links and state live in the same file, written atomically: they can never disagree.
+Storage: ``citation_links/date=<day>/part-0.parquet`` holds the links of the
+entries whose citing paper was (last) delivered on that day, and
+``citation_links/_state.json`` the stamps of the ``papers`` and ``bib_entries``
+partitions they were computed from. The whole directory is replaced at once
+(built next to the old one, unchanged days hard-linked), so links and state can
+never disagree and readers never see half an update.
 
 A paper is often delivered on several days (each new arXiv version gets a new
 OAI datestamp). Its latest delivery decides, whatever the order in which days
 are materialised: that day's ``papers`` row says whether it is a node of the
 graph, and that day's ``bib_entries`` are its bibliography (none, if the new
-version was dropped or has no parse). A new day that re-delivers old papers is
-still linked incrementally: their old rows and entries are replaced.
+version was dropped or has no parse).
+
+Memory does not grow with the corpus: entries are read and linked a chunk of
+days at a time (at most ``chunk_entries`` entries, plus one day), against the
+kept papers (one row per paper). A run links only new days when it can:
+
+* new days' entries, and old entries whose link pointed at a re-delivered
+  paper, against all papers;
+* every other old entry only against the new papers
+  (:func:`corpus.linking.carry_forward`), its link the better of the two.
+
+That equals a full recomputation (tested); a day that changed or vanished, or no
+usable state, means a full recomputation.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
 
-from corpus.linking import ENTRY_COLUMNS, LINK_SCHEMA, PAPER_COLUMNS, link_entries, link_incremental
-from corpus.store import Store, atomic_path
+from corpus.linking import ENTRY_COLUMNS, LINK_SCHEMA, PAPER_COLUMNS, carry_forward, link_entries
+from corpus.store import Store, swap_dir
 
 ASSET = "citation_links"
-# v2: latest delivery decides papers and entries (state of other versions: recompute all)
-STATE_KEY = b"corpus.citation_links.state.v2"
+STATE_FILE = "_state.json"
+STATE_VERSION = 3  # 3: links by day, latest delivery decides (other versions: recompute all)
+CHUNK_ENTRIES = 2_000_000  # entries linked per call: a full run's memory, whatever the corpus size
+_EMPTY_LINKS = pl.DataFrame(schema=LINK_SCHEMA)
 
 
 def _stamp(store: Store, asset: str, day: str) -> str:
@@ -80,6 +95,21 @@ def _papers(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame
     return frame.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
 
 
+def _chunks(store: Store, days: list[str], chunk_entries: int) -> Iterator[list[str]]:
+    """Runs of consecutive days holding at most ``chunk_entries`` bib entries (one day at least)."""
+    run: list[str] = []
+    total = 0
+    for day in days:
+        rows = _entry_count(store, day)
+        if run and total + rows > chunk_entries:
+            yield run
+            run, total = [], 0
+        run.append(day)
+        total += rows
+    if run:
+        yield run
+
+
 def _latest_scan(store: Store, asset: str, id_col: str) -> pl.LazyFrame:
     """Rows of a daily ``asset`` that come from their paper's latest delivery (``id_col``: the paper)."""
     latest = store.scan("papers").group_by("id").agg(pl.col("date").max())
@@ -110,64 +140,192 @@ def fulltext_links(store: Store, asset: str) -> pl.DataFrame | None:
     return rows.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum()).collect()
 
 
-def read_links(path: Path) -> tuple[pl.DataFrame | None, dict[str, str]]:
-    """The stored links and the day stamps they were computed from (None, {} if absent)."""
-    if not path.exists():
-        return None, {}
-    meta = pq.read_schema(path).metadata or {}
+# --------------------------------------------------------------------------- stored links
+
+
+def _day_file(root: Path, day: str) -> Path:
+    return root / f"date={day}" / "part-0.parquet"
+
+
+def read_state(store: Store) -> dict[str, str] | None:
+    """The day stamps the stored links were computed from; None when absent or of another version."""
+    path = store.asset_dir(ASSET) / STATE_FILE
     try:
-        state = json.loads(meta[STATE_KEY])
-    except (KeyError, ValueError):
-        return None, {}
-    return pl.read_parquet(path).cast(LINK_SCHEMA), state
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        return None
+    days = state.get("days")
+    return days if isinstance(days, dict) else None
 
 
-def write_links(path: Path, links: pl.DataFrame, state: dict[str, str]) -> None:
-    table = links.to_arrow()
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), STATE_KEY: json.dumps(state)})
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+def _read_days(root: Path, days: list[str]) -> pl.DataFrame:
+    frames = [pl.read_parquet(_day_file(root, d)) for d in days if _day_file(root, d).exists()]
+    return pl.concat(frames).cast(LINK_SCHEMA) if frames else _EMPTY_LINKS
 
 
-def update_links(home: str | Path) -> dict:
+def read_links(store: Store) -> pl.DataFrame:
+    """Every stored link (all days at once: for tests and small corpora; assets scan lazily)."""
+    root = store.asset_dir(ASSET)
+    days = sorted(p.name[5:] for p in root.glob("date=*")) if root.exists() else []
+    return _read_days(root, days).sort("entry_id")
+
+
+def scan_links(store: Store) -> pl.LazyFrame:
+    """Lazy scan of every stored link (LINK_SCHEMA columns), empty when there are none."""
+    root = store.asset_dir(ASSET)
+    if not any(root.glob("date=*/part-0.parquet")):
+        return _EMPTY_LINKS.lazy()
+    return pl.scan_parquet(root / "date=*" / "part-0.parquet", hive_partitioning=False).select(
+        list(LINK_SCHEMA)
+    )
+
+
+class _Staging:
+    """The next ``citation_links`` directory, built beside the current one and swapped in."""
+
+    def __init__(self, root: Path, latest: pl.DataFrame):
+        root.parent.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.dir = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.staging-"))
+        self.day_of = latest.rename({"id": "citing_id"})
+        self.links = 0
+        self.via: dict[str, int] = {}
+
+    def write(self, links: pl.DataFrame) -> None:
+        """Write links, each to its citing paper's day (a day is written once)."""
+        if links.is_empty():
+            return
+        dated = links.join(self.day_of, on="citing_id", how="left")
+        if dated["_day"].null_count():
+            raise ValueError("links of a citing paper with no delivery")
+        for (day,), part in dated.partition_by("_day", as_dict=True).items():
+            path = _day_file(self.dir, day)
+            if path.exists():
+                raise ValueError(f"links of day {day} written twice")
+            path.parent.mkdir(parents=True)
+            part.select(list(LINK_SCHEMA)).sort("entry_id").write_parquet(path, compression="zstd")
+        self.links += links.height
+        for via, n in links.group_by("via").len().iter_rows():
+            self.via[via] = self.via.get(via, 0) + n
+
+    def keep(self, day: str) -> None:
+        """Carry a day's links over unchanged (a hard link: no copy)."""
+        old = _day_file(self.root, day)
+        if old.exists():
+            new = _day_file(self.dir, day)
+            new.parent.mkdir(parents=True)
+            os.link(old, new)
+            links = pl.read_parquet(old, columns=["via"])
+            self.links += links.height
+            for via, n in links.group_by("via").len().iter_rows():
+                self.via[via] = self.via.get(via, 0) + n
+
+    def commit(self, stamps: dict[str, str]) -> None:
+        state = {"version": STATE_VERSION, "days": stamps}
+        (self.dir / STATE_FILE).write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
+        for path in sorted(self.dir.rglob("*")):
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    os.fsync(fh.fileno())
+        swap_dir(self.dir, self.root)
+
+    def abort(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the update
+
+
+def update_links(home: str | Path, *, chunk_entries: int = CHUNK_ENTRIES) -> dict:
     """Bring ``citation_links`` up to date with every materialised day; return a summary."""
+    if chunk_entries < 1:
+        raise ValueError(f"chunk_entries must be positive, got {chunk_entries}")
     store = Store(Path(home))
-    path = store.asset_dir(ASSET) / "part-0.parquet"
-    prev, state = read_links(path)
+    state = read_state(store)
     now = day_stamps(store)
-    changed = [d for d, s in now.items() if state.get(d) != s]
+    changed = [d for d, s in now.items() if (state or {}).get(d) != s]
     unchanged = [d for d in now if d not in changed]
     # Incremental only for days never linked before; a day that changed or vanished
     # could take back entries or papers that earlier links rest on: recompute all.
-    full = prev is None or any(d not in now for d in state) or any(d in state for d in changed)
+    full = state is None or any(d not in now for d in state) or any(d in state for d in changed)
+    if not full and not changed:
+        links = scan_links(store).select("via").collect()
+        return _summary("unchanged", now, [], links.height, dict(links.group_by("via").len().iter_rows()))
+    latest = latest_delivery(store, list(now))
+    staging = _Staging(store.asset_dir(ASSET), latest)
+    try:
+        if full:
+            _link_all(store, list(now), latest, staging, chunk_entries)
+        else:
+            _link_new(store, changed, unchanged, latest, staging, chunk_entries)
+        staging.commit(now)
+    except BaseException:
+        staging.abort()
+        raise
     if full:
-        latest = latest_delivery(store, list(now))
-        links = link_entries(_entries(store, list(now), latest), _papers(store, list(now), latest))
-        mode = "full"
-    elif not changed:
-        links, mode = prev, "unchanged"
-    else:
-        old_latest = latest_delivery(store, unchanged)  # what ``prev`` was computed from
-        latest = latest_delivery(store, list(now))
-        new_latest = latest.filter(pl.col("_day").is_in(changed))  # papers a new day now decides
-        replaced = new_latest.join(old_latest, on="id", how="semi")["id"]
-        links = link_incremental(
-            prev,
-            _entries(store, unchanged, old_latest),
-            _papers(store, unchanged, old_latest),
-            _entries(store, changed, new_latest),
-            _papers(store, changed, new_latest),
-            replaced_ids=replaced,
-        )
-        mode = "incremental"
-    if mode != "unchanged":
-        write_links(path, links.sort("entry_id"), now)
-    entries = sum(store.read_partition("bib_entries", d).height for d in changed) if not full else None
-    return {
-        "mode": mode,
-        "days": len(now),
-        "days_linked": len(now) if full else len(changed),
-        "links": links.height,
-        "new_entries": entries,
-        "via": dict(links.group_by("via").len().iter_rows()) if links.height else {},
-    }
+        return _summary("full", now, list(now), staging.links, staging.via)
+    summary = _summary("incremental", now, changed, staging.links, staging.via)
+    summary["new_entries"] = sum(_entry_count(store, d) for d in changed)
+    return summary
+
+
+def _entry_count(store: Store, day: str) -> int:
+    return pq.ParquetFile(store.partition_dir("bib_entries", day) / "part-0.parquet").metadata.num_rows
+
+
+def _summary(mode: str, now: dict, linked: list[str], links: int, via: dict[str, int]) -> dict:
+    return {"mode": mode, "days": len(now), "days_linked": len(linked), "links": links,
+            "new_entries": None, "via": via}  # fmt: skip
+
+
+def _link_all(store: Store, days: list[str], latest, staging: _Staging, chunk_entries: int) -> None:
+    papers = _papers(store, days, latest)
+    for run in _chunks(store, days, chunk_entries):
+        staging.write(link_entries(_entries(store, run, latest), papers))
+
+
+def _link_new(
+    store: Store, changed: list[str], unchanged: list[str], latest, staging: _Staging, chunk_entries: int
+) -> None:
+    old_latest = latest_delivery(store, unchanged)  # what the stored links were computed from
+    new_latest = latest.filter(pl.col("_day").is_in(changed))  # papers a new day now decides
+    replaced = new_latest.join(old_latest, on="id", how="semi").select(pl.col("id").alias("citing_id"))
+    new_papers = _papers(store, changed, new_latest)
+    redelivered = pl.concat([new_papers["paper_id"], replaced["citing_id"]]).unique()
+    old_papers = _papers(store, unchanged, old_latest).filter(
+        ~pl.col("paper_id").is_in(redelivered.implode())
+    )
+    relink = [_entries(store, changed, new_latest)]
+    root = store.asset_dir(ASSET)
+    for run in _chunks(store, unchanged, chunk_entries):
+        if new_papers.is_empty() and replaced.is_empty():  # nothing can change these links
+            for day in run:
+                staging.keep(day)
+            continue
+        entries = _entries(store, run, old_latest).join(replaced, on="citing_id", how="anti")
+        merged, stale = carry_forward(_read_days(root, run), entries, new_papers, redelivered)
+        staging.write(merged)
+        relink.append(stale)
+    # The new days' entries and the stale ones, against every paper (one index over all titles).
+    _write_relinked(staging, link_entries(pl.concat(relink), pl.concat([old_papers, new_papers])))
+
+
+def _write_relinked(staging: _Staging, links: pl.DataFrame) -> None:
+    """Relinked entries of days already written: their day files are extended, not overwritten."""
+    if links.is_empty():
+        return
+    dated = links.join(staging.day_of, on="citing_id", how="left")
+    for (day,), part in dated.partition_by("_day", as_dict=True).items():
+        path = _day_file(staging.dir, day)
+        part = part.select(list(LINK_SCHEMA))
+        if path.exists():
+            part = pl.concat([pl.read_parquet(path).cast(LINK_SCHEMA), part])
+            path.unlink()  # a hard link to the old file must not be written through
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        part.sort("entry_id").write_parquet(path, compression="zstd")
+    staging.links += links.height
+    for via, n in links.group_by("via").len().iter_rows():
+        staging.via[via] = staging.via.get(via, 0) + n

@@ -872,15 +872,38 @@ def link_incremental(
             f"new entries reuse entry_id of other papers' old entries, e.g. {clash['entry_id'].head(3).to_list()}"
         )
 
-    prev = prev.join(kept_e.select("entry_id"), on="entry_id", how="semi")
-    stale = prev.join(redelivered, left_on="cited_id", right_on="paper_id", how="semi").select("entry_id")
-    relink = pl.concat([new_e, kept_e.join(stale, on="entry_id", how="semi")])
-    keep = kept_e.join(stale, on="entry_id", how="anti")
+    merged, stale = carry_forward(prev, kept_e, new_p, redelivered["paper_id"], t)
+    full = link_entries(pl.concat([new_e, stale]), papers_all, t)
+    return pl.concat([merged, full]).select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id")
+
+
+def carry_forward(
+    prev_links: pl.DataFrame,
+    entries: pl.DataFrame,
+    new_papers: pl.DataFrame,
+    redelivered: pl.Series,
+    threshold: float = TITLE_THRESHOLD,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Old links brought up to date with new papers, looking at no old paper.
+
+    ``entries`` are old entries that stay (their citing paper was not delivered
+    again), ``prev_links`` their links (rows of other entries are ignored), and
+    ``redelivered`` the ids of papers the new days deliver again. Returns the
+    links of the entries that need nothing else (the better of the old link and
+    one to a new paper; links by arXiv id are final) and the entries whose old
+    link pointed at a re-delivered paper: those must be linked against all
+    papers. Works on any subset of the old entries, so a corpus can be carried
+    forward a chunk at a time (:mod:`corpus.citation_links`).
+    """
+    t = _check_threshold(threshold)
+    ent = _require(entries, "entries", ENTRY_COLUMNS, "entry_id")
+    ids = pl.DataFrame({"paper_id": redelivered}, schema={"paper_id": pl.String})
+    prev = prev_links.join(ent.select("entry_id"), on="entry_id", how="semi").cast(LINK_SCHEMA)
+    stale = prev.join(ids, left_on="cited_id", right_on="paper_id", how="semi").select("entry_id")
+    keep = ent.join(stale, on="entry_id", how="anti")
     final = prev.filter(pl.col("via") == "arxiv_id").select("entry_id")
     probe = keep.join(final, on="entry_id", how="anti")
-
-    full = link_entries(relink, papers_all, t)
-    against_new = link_entries(probe, new_p, t)
+    against_new = link_entries(probe, new_papers, t)
     carried = prev.join(keep.select("entry_id"), on="entry_id", how="semi")
     merged = _best_of(pl.concat([carried.select(list(LINK_SCHEMA)), against_new]))
-    return pl.concat([merged, full]).select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id")
+    return merged.cast(LINK_SCHEMA), ent.join(stale, on="entry_id", how="semi")

@@ -3,12 +3,22 @@ old papers (new arXiv versions) are linked incrementally with the same links as 
 
 from __future__ import annotations
 
-import os
+import json
+import random
 
 import polars as pl
+import pytest
 
 from corpus.bibliography import bib_frame
-from corpus.citation_links import ASSET, latest_delivery, read_links, update_links
+from corpus.citation_links import (
+    ASSET,
+    CHUNK_ENTRIES,
+    STATE_FILE,
+    latest_delivery,
+    read_links,
+    read_state,
+    update_links,
+)
 from corpus.linking import normalize_title
 from corpus.metadata import papers_frame
 from corpus.store import Store
@@ -38,19 +48,20 @@ def _day(store: Store, day: str, papers: list[dict], entries: list[dict]) -> Non
     store.write_partition("bib_entries", day, bib_frame(entries))
 
 
-def _full_links(store: Store) -> pl.DataFrame:
-    """What a first run over the same days gives (state removed)."""
-    path = store.asset_dir(ASSET) / "part-0.parquet"
-    saved = path.read_bytes()
-    os.remove(path)
-    summary = update_links(store.home)
+def _full_links(store: Store, **kwargs) -> pl.DataFrame:
+    """What a first run over the same days gives (in a copy of the store without links)."""
+    import shutil
+
+    copy = Store(store.home.parent / f"{store.home.name}-full")
+    shutil.rmtree(copy.home, ignore_errors=True)
+    shutil.copytree(store.home, copy.home, ignore=shutil.ignore_patterns(ASSET))
+    summary = update_links(copy.home, **kwargs)
     assert summary["mode"] == "full"
-    links, _ = read_links(path)
-    path.write_bytes(saved)
-    return links
+    return read_links(copy)
 
 
-def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_decides(tmp_path):
+@pytest.mark.parametrize("chunk", [CHUNK_ENTRIES, 1])
+def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_decides(tmp_path, chunk):
     store = Store(tmp_path)
     _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002"), _paper("2101.00003")], [
         _entry("2101.00001", 0, TITLES["2101.00002"]),
@@ -58,7 +69,7 @@ def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_dec
         _entry("2101.00002", 0, TITLES["2101.00003"]),
         _entry("2101.00003", 0, TITLES["2101.00004"]),  # not in the corpus yet
     ])  # fmt: skip
-    assert update_links(tmp_path)["mode"] == "full"
+    assert update_links(tmp_path, chunk_entries=chunk)["mode"] == "full"
 
     # Day 2: 2101.00004 is new; 2101.00002 comes back as a new version that fails a filter
     # (no entries); 2101.00003 comes back with a new title and bibliography.
@@ -68,9 +79,9 @@ def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_dec
         _entry("2101.00004", 0, TITLES["2101.00001"]),
         _entry("2101.00003", 5, TITLES["2101.00001"]),
     ])  # fmt: skip
-    summary = update_links(tmp_path)
-    assert summary["mode"] == "incremental"
-    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    summary = update_links(tmp_path, chunk_entries=chunk)
+    assert summary["mode"] == "incremental" and summary["new_entries"] == 2
+    links = read_links(store)
     assert links.equals(_full_links(store))
     cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
     assert "2101.00002#b0" not in cited  # the dropped version's old bibliography is gone
@@ -85,28 +96,69 @@ def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_dec
         _entry("2101.00002", 0, TITLES["2101.00003"]),
         _entry("2101.00005", 0, TITLES["2101.00004"]),
     ])  # fmt: skip
-    assert update_links(tmp_path)["mode"] == "incremental"
-    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    assert update_links(tmp_path, chunk_entries=chunk)["mode"] == "incremental"
+    links = read_links(store)
     assert links.equals(_full_links(store))
     cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
     assert "2101.00002#b0" not in cited and cited["2101.00005#b0"] == "2101.00004"
     latest = dict(latest_delivery(store, store.partitions("papers")).iter_rows())
     assert latest["2101.00002"] == "2021-01-05" and latest["2101.00005"] == "2021-01-03"
 
+    # Day 4: only a paper that is dropped at once: old days are carried over as they are
+    before = {p.name: p.stat().st_ino for p in store.asset_dir(ASSET).glob("date=*/part-0.parquet")}
+    _day(store, "2021-01-06", [_paper("2101.00006", "Un article en francais", kept=False)], [])
+    assert update_links(tmp_path, chunk_entries=chunk)["mode"] == "incremental"
+    assert read_links(store).equals(links)
+    after = {p.name: p.stat().st_ino for p in store.asset_dir(ASSET).glob("date=*/part-0.parquet")}
+    assert after == before  # hard links: nothing rewritten
+
+
+def test_random_days_incremental_equals_full(tmp_path):
+    """Sixty papers over six days, a third delivered again (title changes, drops), entries
+    that copy titles with noise or cite arXiv ids: after every day, incremental == full."""
+    rng = random.Random(7)
+    words = (
+        "graph neural network language model learning deep sparse attention quantum field "
+        "theory dark matter galaxy survey protein folding spectral method optimal transport".split()
+    )
+    title = {f"2101.{i:05d}": " ".join(rng.sample(words, rng.randint(4, 8))) for i in range(60)}
+    ids = sorted(title)
+    store = Store(tmp_path)
+    days = [f"2021-02-{d:02d}" for d in (3, 1, 5, 2, 6, 4)]  # materialised out of order
+    for n, day in enumerate(days):
+        papers, entries = [], []
+        for pid in rng.sample(ids, 18):
+            if rng.random() < 0.3:
+                title[pid] = " ".join(rng.sample(words, rng.randint(4, 8)))
+            papers.append(_paper(pid, title[pid], kept=rng.random() > 0.15))
+            for k in range(rng.randint(0, 5)):
+                target = rng.choice(ids)
+                row = _entry(pid, k, title[target] if rng.random() < 0.8 else target.upper())
+                if rng.random() < 0.2:
+                    row["arxiv_id"] = target
+                entries.append(row)
+        _day(store, day, papers, entries)
+        summary = update_links(tmp_path, chunk_entries=7)
+        assert summary["mode"] == ("full" if n == 0 else "incremental")
+        links = read_links(store)
+        assert links.equals(_full_links(store)), day
+    assert read_links(store).height > 50
+
 
 def test_state_of_an_older_format_means_a_full_run(tmp_path):
-    import pyarrow.parquet as pq
-
     store = Store(tmp_path)
     _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
          [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
     update_links(tmp_path)
-    path = store.asset_dir(ASSET) / "part-0.parquet"
-    table = pq.read_table(path)
-    old = {b"corpus.citation_links.state": table.schema.metadata[b"corpus.citation_links.state.v2"]}
-    pq.write_table(table.replace_schema_metadata(old), path)
-    assert read_links(path) == (None, {})
+    assert update_links(tmp_path)["mode"] == "unchanged"
+    path = store.asset_dir(ASSET) / STATE_FILE
+    state = json.loads(path.read_text())
+    path.write_text(json.dumps({**state, "version": 2}))
+    assert read_state(store) is None
     assert update_links(tmp_path)["mode"] == "full"
+    path.write_text("{not json")
+    assert update_links(tmp_path)["mode"] == "full"
+    assert read_links(store).height == 1
 
 
 def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
@@ -115,7 +167,7 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
          [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
     _day(store, "2021-01-05", [_paper("2101.00001", kept=False)], [])
     assert update_links(tmp_path)["mode"] == "full"
-    links, _ = read_links(store.asset_dir(ASSET) / "part-0.parquet")
+    links = read_links(store)
     assert links.height == 0  # the citing paper's latest version was dropped: no references left
 
 

@@ -8,8 +8,9 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from corpus.citation_links import read_links
+from corpus.citation_links import read_links, read_state
 from corpus.linking import link_entries
+from corpus.store import Store
 from corpus_assets.definitions import defs
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
@@ -58,7 +59,7 @@ def test_incremental_equals_full_recomputation(runs):
     assert _meta(first, "citation_links")["mode"].value == "full"
     assert _meta(second, "citation_links")["mode"].value == "incremental"
     assert _meta(third, "citation_links")["mode"].value == "full"  # a changed day: recompute everything
-    links, state = read_links(home / "citation_links" / "part-0.parquet")
+    links, state = read_links(Store(home)), read_state(Store(home))
     assert sorted(state) == sorted(FIRST + LATER)
     entries = pl.read_parquet(home / "bib_entries" / "date=*" / "*.parquet")
     papers = (
