@@ -25,8 +25,9 @@ earlier day's row.
 **Release** (:func:`write_release`): every ``pes2o`` partition is read with DuckDB
 (a paper seen on several days counts once, with its latest day's verdict and
 text; ``added`` becomes the *first* day it was seen), the kept documents of one
-version are streamed in (source, id) order, put in ``train`` or ``valid`` by
-:func:`corpus.pes2o.split_for` against the cutoff setting (documents created
+version are streamed in (source, id) order (an external sort in buckets of
+``sort_bucket_bytes`` of text: memory does not grow with the release), put in
+``train`` or ``valid`` by :func:`corpus.pes2o.split_for` against the cutoff setting (documents created
 after the cutoff belong to no split and are counted), and written as
 
     <root>/<version>/<split>/<source>-00000.jsonl.gz   one JSON object a line
@@ -42,9 +43,11 @@ to the old one and swapped in, so readers see the old release or the new one.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -57,8 +60,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from corpus import pes2o
@@ -318,11 +323,14 @@ class ReleaseSettings:
     compresslevel: int = 6
     row_group_docs: int = 1000  # Parquet row groups: bounded memory, fixed so bytes repeat
     duckdb_memory_limit: str = "1GB"
+    sort_bucket_bytes: int = 128 * 1024 * 1024  # kept text sorted in memory at once (peak memory)
 
     def __post_init__(self) -> None:
         dt.date.fromisoformat(self.cutoff)  # a clear error for a malformed setting
         if self.max_shard_bytes < 1:
             raise ValueError(f"max_shard_bytes must be positive, got {self.max_shard_bytes}")
+        if self.sort_bucket_bytes < 1:
+            raise ValueError(f"sort_bucket_bytes must be positive, got {self.sort_bucket_bytes}")
         if not 0 <= self.compresslevel <= 9:
             raise ValueError(f"compresslevel must be 0-9, got {self.compresslevel}")
 
@@ -459,7 +467,7 @@ def funnel_png(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
     return buf.getvalue()
 
 
-def _connect(store: Store, settings: ReleaseSettings, spill: Path) -> duckdb.DuckDBPyConnection:
+def _connect(store: Store, settings: ReleaseSettings, spill: Path, version: str) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute(f"SET memory_limit='{settings.duckdb_memory_limit}'")
     con.execute(f"SET temp_directory='{spill}'")
@@ -470,11 +478,107 @@ def _connect(store: Store, settings: ReleaseSettings, spill: Path) -> duckdb.Duc
         f"FROM read_parquet('{glob}', hive_partitioning=true, union_by_name=true)"
     )
     # A paper listed on several days: its latest day's row counts; added = its first day.
+    # bytes: the kept text of the key over all its days (sizes the sort buckets).
     con.execute(
-        "CREATE TEMP TABLE latest AS SELECT id, source, max(date) AS date, min(date) AS first_day "
-        "FROM src GROUP BY id, source"
+        "CREATE TEMP TABLE latest AS SELECT id, source, max(date) AS date, min(date) AS first_day, "
+        f"sum(strlen(text)) FILTER (WHERE {version}_keep) AS bytes FROM src GROUP BY id, source"
     )
     return con
+
+
+# The release order, (source, id), is made by an external sort of our own: DuckDB's
+# ORDER BY (and a hash join that builds on the text side) holds every text in memory
+# and fails at its memory limit on a few GB of text. So: bucket bounds from the keys
+# alone (each bucket a run of consecutive keys with about sort_bucket_bytes of kept
+# text), one streaming pass scattering every row to its bucket's Arrow file, then one
+# bucket at a time sorted in memory. Peak memory is about one bucket, whatever the size.
+_MAX_BUCKETS = 256  # scatter files open at once; beyond, buckets grow instead
+_BATCH = 2048  # rows per Arrow batch read or converted to Python
+_SCATTER_COLUMNS = ("source", "id", "date", "keep", "created", "created_date", "words", "text")
+
+
+def _bucket_bounds(con: duckdb.DuckDBPyConnection, target: int) -> list[tuple[str, str]]:
+    """The first (source, id) of every bucket after the first, in release order."""
+    total = con.execute("SELECT coalesce(sum(bytes), 0) FROM latest").fetchone()[0]
+    target = max(target, -(-int(total) // _MAX_BUCKETS))
+    bounds: list[tuple[str, str]] = []
+    filled = 0
+    reader = con.execute(
+        "SELECT source, id, bytes FROM latest WHERE bytes > 0 AND id IS NOT NULL AND source IS NOT NULL "
+        "ORDER BY source, id"
+    ).to_arrow_reader(1 << 16)
+    for batch in reader:
+        cols = batch.to_pydict()
+        for source, pid, size in zip(cols["source"], cols["id"], cols["bytes"], strict=True):
+            if filled >= target:  # so at most _MAX_BUCKETS buckets, each under target + one text
+                bounds.append((source, pid))
+                filled = 0
+            filled += size
+    return bounds
+
+
+def _scatter(
+    con: duckdb.DuckDBPyConnection, version: str, bounds: list[tuple[str, str]], spill: Path
+) -> list[Path]:
+    """Every row of every day, the text only when ``version`` keeps it, into its bucket's
+    Arrow stream file; returns the files in bucket order (so in release order)."""
+    paths = [spill / f"bucket-{i:05d}.arrows" for i in range(len(bounds) + 1)]
+    sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    reader = con.execute(
+        f"SELECT source, id, date, {version}_keep AS keep, created, created_date, words, "
+        f"CASE WHEN {version}_keep THEN text END AS text FROM src "
+        "WHERE id IS NOT NULL AND source IS NOT NULL"  # as the join on (id, source, date) would
+    ).to_arrow_reader(_BATCH)
+    try:
+        for batch in reader:
+            if bounds:
+                keys = zip(batch.column("source").to_pylist(), batch.column("id").to_pylist(), strict=True)
+                buckets = np.fromiter(
+                    (bisect.bisect_right(bounds, k) for k in keys), np.int64, batch.num_rows
+                )
+            else:
+                buckets = np.zeros(batch.num_rows, np.int64)
+            order = np.argsort(buckets, kind="stable")
+            ranked = buckets[order]
+            cuts = [0, *(np.flatnonzero(np.diff(ranked)) + 1).tolist(), len(ranked)]
+            for start, end in zip(cuts, cuts[1:]):  # noqa: B905 (cuts[1:] is one shorter)
+                if start == end:
+                    continue
+                b = int(ranked[start])
+                if b not in sinks:
+                    sink = pa.OSFile(str(paths[b]), "wb")
+                    sinks[b] = (sink, pa.ipc.new_stream(sink, batch.schema, options=options))
+                sinks[b][1].write_batch(batch.take(pa.array(order[start:end])))
+    finally:
+        for sink, writer in sinks.values():
+            writer.close()
+            sink.close()
+    return [p for p in paths if p.exists()]
+
+
+def _sorted_rows(paths: list[Path]) -> Iterable[tuple]:
+    """The scattered rows in (source, id, date) order, one bucket in memory at a time."""
+    keys = [("source", "ascending"), ("id", "ascending"), ("date", "ascending")]
+    for path in paths:
+        with pa.OSFile(str(path), "rb") as fh:
+            table = pa.ipc.open_stream(fh).read_all()
+        order = pc.sort_indices(table, sort_keys=keys)
+        for start in range(0, len(order), _BATCH):
+            cols = table.take(order[start : start + _BATCH]).to_pydict()
+            yield from zip(*(cols[c] for c in _SCATTER_COLUMNS), strict=True)
+        del table, order
+
+
+def _kept_docs(rows: Iterable[tuple]) -> Iterable[tuple]:
+    """(id, source, first_day, created, created_date, text, words) of every kept document,
+    in (source, id) order: a key's latest day's row counts, ``added`` is its first day."""
+    for _, group in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
+        group = list(group)
+        first_day, last_day = group[0][2], group[-1][2]
+        for source, pid, day, keep, created, created_date, words, text in group:
+            if day == last_day and keep:
+                yield pid, source, first_day, created, created_date, text, words
 
 
 def write_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> dict:
@@ -507,7 +611,7 @@ def write_release(home: str | Path, version: str, settings: ReleaseSettings | No
 
 
 def _write(store: Store, version: str, settings: ReleaseSettings, out: Path, spill: Path) -> dict:
-    con = _connect(store, settings, spill)
+    con = _connect(store, settings, spill, version)
     try:
         reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
         q = (
@@ -520,35 +624,27 @@ def _write(store: Store, version: str, settings: ReleaseSettings, out: Path, spi
         stats = {key: [0, 0] for key in writers}
         after_cutoff: Counter[str] = Counter()
         cutoff = dt.date.fromisoformat(settings.cutoff)
-        reader = con.execute(
-            "SELECT p.id, p.source, l.first_day, p.created, p.created_date, p.text, p.words "
-            "FROM src p JOIN latest l USING (id, source, date) "
-            f"WHERE p.{version}_keep ORDER BY p.source, p.id"
-        ).to_arrow_reader(2000)
-        for batch in reader:
-            cols = batch.to_pydict()
-            for pid, source, first_day, created, created_date, text, words in zip(
-                cols["id"], cols["source"], cols["first_day"], cols["created"], cols["created_date"],
-                cols["text"], cols["words"], strict=True,
-            ):  # fmt: skip
-                if created_date is None or created_date > cutoff:
-                    after_cutoff[source] += 1
-                    continue
-                split = pes2o.split_for(created_date, cutoff)
-                writers[(source, split)].write(
-                    {
-                        "added": _timestamp(first_day),
-                        "created": created,
-                        "id": pid,
-                        "source": source,
-                        "text": text,
-                        "version": version,
-                    }  # fmt: skip
-                )
-                stats[(source, split)][0] += 1
-                stats[(source, split)][1] += words or 0
+        bounds = _bucket_bounds(con, settings.sort_bucket_bytes)
+        buckets = _scatter(con, version, bounds, spill)
     finally:
         con.close()
+    for pid, source, first_day, created, created_date, text, words in _kept_docs(_sorted_rows(buckets)):
+        if created_date is None or created_date > cutoff:
+            after_cutoff[source] += 1
+            continue
+        split = pes2o.split_for(created_date, cutoff)
+        writers[(source, split)].write(
+            {
+                "added": _timestamp(first_day),
+                "created": created,
+                "id": pid,
+                "source": source,
+                "text": text,
+                "version": version,
+            }  # fmt: skip
+        )
+        stats[(source, split)][0] += 1
+        stats[(source, split)][1] += words or 0
     files = []
     for writer in writers.values():
         writer.close()

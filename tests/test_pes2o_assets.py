@@ -327,3 +327,57 @@ def test_day_with_a_broken_parse_fails_one_paper(tmp_path):
     )
     assert dropped["signals"].null_count() == 2
     assert set(summary["reasons"]["s2orc_v1"]) <= set(RULES["s2orc"])
+
+
+def test_release_sorts_in_buckets_with_the_same_bytes(tmp_path, monkeypatch):
+    """The external sort (bucket bounds, scatter, one bucket in memory at a time): any bucket
+    size, and the bucket cap, give the same files; the documents are the latest kept rows in
+    (source, id) order, added on their first day."""
+    import random
+
+    from corpus import pes2o_release
+
+    rng = random.Random(7)
+    days = ("2021-01-05", "2021-02-10", "2021-03-15")
+    frames: dict[str, list[dict]] = {d: [] for d in days}
+    expected: dict[tuple[str, str], dict] = {}
+    for n in range(60):
+        pid = f"2012.{rng.randrange(10**5):05d}v{n}"
+        seen = sorted(rng.sample(days, rng.randint(1, 3)))
+        for source in ("s2orc", "s2ag"):
+            for day in seen:
+                keep = rng.random() < 0.7
+                created = rng.choice(["2019-05-01", "2020-12-20", "2021-01-02", "2021-02-01"])
+                text = " ".join(
+                    rng.choice(["alpha", "beta", "γάμμα", "delta"]) for _ in range(rng.randint(1, 40))
+                )
+                frames[day].append(_row(pid, source, day, created, keep=keep, reason=None if keep else "no_title",
+                                        text=f"{day} {text}"))  # fmt: skip
+            last = frames[seen[-1]][-1]
+            if last["v1_keep"] and last["created"] < "2021-01-04":
+                expected[(source, pid)] = {"added": f"{seen[0]}T00:00:00.000Z", "text": last["text"]}
+    for day, rows in frames.items():
+        Store(tmp_path).write_partition("pes2o", day, pes2o_frame(rows))
+
+    scattered: list[int] = []
+    real_scatter = pes2o_release._scatter
+    monkeypatch.setattr(
+        pes2o_release, "_scatter", lambda *a: scattered.append(len(out := real_scatter(*a))) or out
+    )
+
+    def release(**kw) -> dict[str, str]:
+        write_release(tmp_path, "v1", ReleaseSettings(cutoff="2021-01-03", max_shard_bytes=2000, **kw))
+        return _tree(release_dir(tmp_path, "v1"))
+
+    whole = release()
+    root = release_dir(tmp_path, "v1")
+    docs = [d for s in ("s2ag", "s2orc") for sp in ("train", "valid") for p in sorted((root / sp).glob(f"{s}-*.jsonl.gz")) for d in _jsonl(p)]  # fmt: skip
+    docs.sort(key=lambda d: (d["source"], d["id"]))
+    assert [(d["source"], d["id"]) for d in docs] == sorted(expected)
+    assert all({"added": d["added"], "text": d["text"]} == expected[(d["source"], d["id"])] for d in docs)
+    assert release(sort_bucket_bytes=100) == whole
+    monkeypatch.setattr(pes2o_release, "_MAX_BUCKETS", 3)
+    assert release(sort_bucket_bytes=100) == whole
+    assert scattered[0] == 1 and scattered[1] > 10 and scattered[2] == 3
+    with pytest.raises(ValueError):
+        ReleaseSettings(sort_bucket_bytes=0)
