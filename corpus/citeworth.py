@@ -59,7 +59,9 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import statistics
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -923,6 +925,22 @@ def _latest_keys(store) -> pl.DataFrame:
     return keys.select(empty.columns)
 
 
+_HASH_CHUNK = 200_000  # keys hashed at a time: Python strings for a slice only, not the corpus
+_BUCKET_ROWS = 50_000  # release rows sorted and written at a time (a few hundred MB of frame at most)
+
+
+def _key_hashes(keys: pl.DataFrame, seed: int) -> pl.Series:
+    """:func:`balance`'s per-row hash of ``seed|paper_id|section_index``, a slice at a time."""
+    parts = []
+    for start in range(0, keys.height, _HASH_CHUNK):
+        chunk = keys.slice(start, _HASH_CHUNK)
+        ids, idx = chunk["paper_id"].to_list(), chunk["section_index"].to_list()
+        parts.append(
+            pl.Series("_h", [_hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)], pl.UInt64)
+        )
+    return pl.concat(parts) if parts else pl.Series("_h", [], pl.UInt64)
+
+
 def balanced_keys(keys: pl.DataFrame, seed: int = 0, per_field: int | None = None) -> pl.DataFrame:
     """:func:`balance` on a frame of ``paper_id, section_index, field``: the same rows chosen,
     without a Python dict per row (a corpus-wide key table has millions of rows)."""
@@ -933,10 +951,8 @@ def balanced_keys(keys: pl.DataFrame, seed: int = 0, per_field: int | None = Non
     if keys.is_empty():
         return keys
     n = per_field if per_field is not None else keys.group_by("field").len()["len"].min()
-    ids, idx = keys["paper_id"].to_list(), keys["section_index"].to_list()
-    hashes = pl.Series("_h", [_hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)], pl.UInt64)
     return (
-        keys.with_columns(hashes)
+        keys.with_columns(_key_hashes(keys, seed))
         .sort("_h", "paper_id")
         .filter(pl.int_range(pl.len()).over("field") < n)
         .drop("_h")
@@ -953,7 +969,8 @@ def build_release(
     ``<out_dir>/{train,dev,test}.jsonl`` (default ``$home/releases/citeworth``), sorted by
     (paper_id, section_index), each file replaced atomically, so the same days give the
     same bytes; plus the ``citeworth_splits`` key table. Only keys are held for the whole
-    corpus; full rows are read split by split. Returns counts and Table 2's statistics.
+    corpus; full rows go through :func:`_write_splits` a day and a bucket at a time, and
+    Table 2's statistics are accumulated as they are written. Returns counts and statistics.
     """
     from corpus.store import Store
 
@@ -969,30 +986,24 @@ def build_release(
     chosen_keys = chosen.select("paper_id", "section_index").join(
         pl.DataFrame({"paper_id": papers, "split": [split_for(p) for p in papers]}), on="paper_id"
     )
+    del chosen, papers
     table = (
         keys.join(chosen_keys, on=["paper_id", "section_index"], how="inner")
         .select(list(SPLITS_SCHEMA))
         .sort("paper_id", "section_index")
     )
+    del chosen_keys
+    available_paragraphs = keys.height
+    del keys
     store.write_table(SPLITS, table)
-    sentences: list[dict] = []
-    counts: dict[str, int] = {}
-    for split in SPLIT_NAMES:
-        part = table.filter(pl.col("split") == split).select("paper_id", "section_index", "date")
-        rows = _release_rows(store, part) if part.height else _release_rows_empty()
-        with atomic_path(out / f"{split}.jsonl") as tmp:
-            rows.write_ndjson(tmp)
-        counts[split] = rows.height
-        flat = rows.select("samples").explode("samples", empty_as_null=False).unnest("samples")
-        sentences.extend(
-            {"text": t, "label": lab, "split": split} for t, lab in flat.select("text", "label").iter_rows()
-        )
-    released = Counter(table["field"].to_list())
+    sentences = _SentenceStats()
+    counts = _write_splits(store, table, out, sentences)
+    released = dict(table.group_by("field").len().rows())
     per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
     return {
         "seed": seed,
         "per_field_cap": cap,
-        "available_paragraphs": keys.height,
+        "available_paragraphs": available_paragraphs,
         "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
         "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
         "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
@@ -1002,29 +1013,135 @@ def build_release(
         "papers_per_split": {
             s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in SPLIT_NAMES
         },
-        "stats": stats(sentences),
+        "stats": sentences.result(),
         "files": {s: str(out / f"{s}.jsonl") for s in SPLIT_NAMES},
     }
 
 
-def _release_rows_empty() -> pl.DataFrame:
-    schema = {k: PARAGRAPH_SCHEMA[k] for k in RELEASE_COLUMNS if k in PARAGRAPH_SCHEMA}
-    schema["mag_field_of_study"] = pl.List(pl.Utf8)
-    return pl.DataFrame(schema={k: schema[k] for k in RELEASE_COLUMNS})
+_RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
 
 
-def _release_rows(store, keys: pl.DataFrame) -> pl.DataFrame:
-    """Full release rows for ``keys`` (paper_id, section_index, date), in release order."""
-    return (
-        store.scan(PARAGRAPHS)
-        .filter(pl.col("kept"))
-        .with_columns(pl.col("date").cast(pl.Utf8))
-        .join(keys.lazy(), on=["paper_id", "section_index", "date"], how="semi")
-        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
-        .select(RELEASE_COLUMNS)
-        .sort("paper_id", "section_index")
-        .collect(engine="streaming")
+def _write_splits(
+    store, table: pl.DataFrame, out: Path, sentences: _SentenceStats, bucket_rows: int | None = None
+) -> dict[str, int]:
+    """Write ``table``'s paragraphs (sorted by paper_id, section_index) to ``out/<split>.jsonl``.
+
+    An external bucket sort, so memory does not grow with the corpus: each split's sorted
+    keys are cut into buckets of ``bucket_rows`` (default :data:`_BUCKET_ROWS`) consecutive
+    rows; every day partition is read once and its chosen rows are spilled to their bucket
+    (Parquet under ``out/.spill-*``); then each bucket is read, sorted and appended to its
+    split's file in bucket order: the bytes :meth:`polars.DataFrame.write_ndjson` gives for
+    the whole sorted split. Returns rows per split.
+    """
+    bucket_rows = bucket_rows or _BUCKET_ROWS
+    placed = table.select(
+        "paper_id",
+        "section_index",
+        "date",
+        "split",
+        (pl.int_range(pl.len()).over("split") // bucket_rows).cast(pl.Int64).alias("_bucket"),
     )
+    want = placed.select("paper_id", "section_index", "date").n_unique()
+    out.mkdir(parents=True, exist_ok=True)
+    spill = Path(tempfile.mkdtemp(dir=out, prefix=".spill-"))
+    try:
+        found = 0
+        dates = set(placed["date"].unique().to_list())
+        for day in store.partitions(PARAGRAPHS):
+            if day not in dates:
+                continue
+            mine = placed.filter(pl.col("date") == day).drop("date").unique(["paper_id", "section_index"])
+            rows = (
+                pl.scan_parquet(store.partition_dir(PARAGRAPHS, day) / "part-0.parquet")
+                .filter(pl.col("kept"))
+                .select(_RELEASE_SOURCE)
+                .join(mine.lazy(), on=["paper_id", "section_index"], how="inner")
+                .collect()
+            )
+            found += rows.height
+            for (split, bucket), part in rows.partition_by("split", "_bucket", as_dict=True).items():
+                folder = spill / f"{split}-{bucket:08d}"
+                folder.mkdir(exist_ok=True)
+                part.drop("split", "_bucket").write_parquet(folder / f"{day}.parquet", compression="lz4")
+            del rows
+        if found < want:
+            raise RuntimeError(
+                f"{want - found} chosen paragraphs were not found in {PARAGRAPHS} "
+                "(a partition changed while the release was written?)"
+            )
+        counts: dict[str, int] = {}
+        for split in SPLIT_NAMES:
+            counts[split] = 0
+            n_buckets = placed.filter(pl.col("split") == split)["_bucket"].max()
+            with atomic_path(out / f"{split}.jsonl") as tmp, open(tmp, "wb") as fh:
+                for bucket in range(0 if n_buckets is None else n_buckets + 1):
+                    folder = spill / f"{split}-{bucket:08d}"
+                    files = sorted(folder.glob("*.parquet"))
+                    if not files:
+                        continue
+                    rows = (
+                        pl.concat([pl.read_parquet(f) for f in files], how="vertical")
+                        .sort("paper_id", "section_index")
+                        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
+                        .select(RELEASE_COLUMNS)
+                    )
+                    rows.write_ndjson(fh)
+                    sentences.add(split, rows)
+                    counts[split] += rows.height
+                    shutil.rmtree(folder)
+        return counts
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+class _SentenceStats:
+    """:func:`stats` over released sentences (``{"text", "label", "split"}`` items), added a frame
+    of rows at a time: the same numbers without a dict per sentence (lengths are a histogram,
+    which gives the exact median)."""
+
+    def __init__(self) -> None:
+        self.lengths: Counter[int] = Counter()
+        self.tokens = 0
+        self.cite = 0
+        self.per_split: Counter[str] = Counter()
+
+    def add(self, split: str, rows: pl.DataFrame) -> None:
+        flat = rows.select("samples").explode("samples", empty_as_null=False).unnest("samples")
+        texts = flat["text"].to_list()
+        self.lengths.update(map(len, texts))
+        self.tokens += sum(len(_TOKEN_RE.findall(t)) for t in texts)
+        self.cite += int((flat["label"] == LABEL_CITE_WORTHY).sum())
+        self.per_split[split] += len(texts)
+
+    def _kth(self, k: int) -> int:
+        """The ``k``-th smallest length (0-based)."""
+        for length in sorted(self.lengths):
+            k -= self.lengths[length]
+            if k < 0:
+                return length
+        raise IndexError(k)
+
+    def result(self) -> dict:
+        n = self.lengths.total()
+        if n:
+            total = sum(length * c for length, c in self.lengths.items())
+            mid = n // 2
+            median = self._kth(mid) if n % 2 else (self._kth(mid - 1) + self._kth(mid)) / 2
+        out: dict = {
+            "total_sentences": n,
+            "total_tokens": self.tokens,
+            "cite_worthy": self.cite,
+            "non_cite_worthy": n - self.cite,
+            "cite_worthy_share": self.cite / n if n else 0.0,
+            "min_chars": min(self.lengths) if n else 0,
+            "max_chars": max(self.lengths) if n else 0,
+            "mean_chars": float(total) / n if n else 0.0,
+            "median_chars": median if n else 0.0,
+        }
+        for split in SPLIT_NAMES:
+            if n:
+                out[f"{split}_sentences"] = self.per_split.get(split, 0)
+        return out
 
 
 def audit_release(out_dir: str | Path, examples: int = 10) -> dict:

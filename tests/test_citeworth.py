@@ -754,3 +754,71 @@ def test_balanced_keys_chooses_what_balance_chooses():
         assert got == want and (cap == 0 or got)
     with pytest.raises(ValueError, match="Sociology"):
         cw.balanced_keys(pl.DataFrame({"paper_id": ["x"], "section_index": [0], "field": ["Sociology"]}))
+
+
+def test_release_written_in_small_buckets_is_the_same_release(tmp_path, monkeypatch):
+    """The external sort (days spilled to buckets, buckets sorted and appended) gives the bytes
+    and summary of one bucket per split, and Table 2's numbers are stats() of the files."""
+    _write_day(tmp_path, "2024-01-01", {f"P{i:03d}": ("Physics", 1 + i % 3) for i in range(40)})
+    texts = (
+        "A short one is here ⟦[1]⟧. Then a somewhat longer sentence follows it.",
+        "Only one sentence is cited ⟦[4]⟧.",
+    )
+    for day, text in zip(("2024-01-02", "2024-01-03"), texts, strict=True):  # new versions and new papers
+        papers = {f"P{i:03d}": ("Physics", 2) for i in range(int(day[-1]), 40, 5)}
+        _write_day(
+            tmp_path, day, papers | {f"M{day[-1]}{i}": ("Mathematics", 1 + i % 2) for i in range(25)}, text
+        )
+    one = cw.build_release(tmp_path, per_field=1000)
+    files = {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
+    monkeypatch.setattr(cw, "_BUCKET_ROWS", 3)
+    many = cw.build_release(tmp_path, per_field=1000)
+    assert many == one and one["paragraphs_per_split"]["train"] > 3 * 5
+    assert files == {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
+    assert not list(cw.release_dir(tmp_path).glob(".spill-*"))
+    rows = {s: [json.loads(line) for line in files[s].decode().splitlines()] for s in cw.SPLIT_NAMES}
+    for lines in rows.values():
+        keys = [(r["paper_id"], r["section_index"]) for r in lines]
+        assert keys == sorted(keys) and len(keys) == len(set(keys))
+    sentences = [
+        {"text": s["text"], "label": s["label"], "split": split}
+        for split, lines in rows.items()
+        for r in lines
+        for s in r["samples"]
+    ]
+    assert many["stats"] == stats(sentences) and len({len(s["text"]) for s in sentences}) > 2
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7])
+def test_sentence_stats_are_stats_of_the_sentences(n):
+    rnd = random.Random(n)
+    samples = [
+        {
+            "text": "W" * rnd.randint(20, 60) + ". x²",
+            "label": rnd.choice([LABEL_CITE_WORTHY, LABEL_NOT_CITE_WORTHY]),
+        }
+        for _ in range(n)
+    ]
+    acc = cw._SentenceStats()
+    cut = n // 2
+    for split, part in (("train", samples[:cut]), ("test", samples[cut:]), ("dev", [])):
+        frame = pl.DataFrame(
+            {"samples": [part[:1], part[1:], []]},
+            schema={"samples": pl.List(pl.Struct({"text": pl.Utf8, "label": pl.Utf8}))},
+        )
+        acc.add(split, frame)
+    splits = ["train"] * cut + ["test"] * (n - cut)
+    assert acc.result() == stats([{**s, "split": sp} for s, sp in zip(samples, splits, strict=True)])
+
+
+def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch):
+    _write_day(tmp_path, "2024-01-01", {f"P{i}": ("Physics", 1) for i in range(5)})
+    real = cw._latest_keys
+
+    def with_a_ghost(store):
+        keys = real(store)
+        return pl.concat([keys, keys.head(1).with_columns(section_index=pl.lit(99, pl.Int64))])
+
+    monkeypatch.setattr(cw, "_latest_keys", with_a_ghost)
+    with pytest.raises(RuntimeError, match="1 chosen paragraphs were not found"):
+        cw.build_release(tmp_path)
