@@ -80,8 +80,44 @@ def fulltext_id_edges(docs: pl.DataFrame, known_ids: pl.Series | None = None) ->
     )
 
 
+def _lexical_codes(*columns: pl.Series) -> tuple[list[np.ndarray], pl.Series]:
+    """Strings of ``columns`` as int64 codes shared by all of them, in string order, and the
+    distinct strings (``names[code]``); null is -1.
+
+    One hashing pass per column (a Categorical with its own categories) and a sort of the
+    distinct strings only: sorting, joining or de-duplicating the codes instead of the strings
+    of every row is what keeps the graph build fast and small at millions of edges.
+    """
+    categories = pl.Categories.random()  # private: no other query assigns codes in it
+    cats = [c.cast(pl.String).cast(pl.Categorical(categories)) for c in columns]
+    names = categories.to_series()  # by code (read while ``cats`` holds the categories alive)
+    phys = [c.to_physical() for c in cats]
+    del cats
+    order = names.arg_sort().to_numpy()
+    rank = np.empty(len(names) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(names), dtype=np.int64)
+    rank[len(names)] = -1  # null
+    codes = [rank[p.fill_null(len(names)).to_numpy()] for p in phys]
+    return codes, names.gather(order)
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique`` took ~20 s on 13M int64 here: numpy 2 hashes them)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = a[1:] != a[:-1]
+    return a[keep]
+
+
+def _via_rank(via: pl.Series) -> pl.Series:
+    """``VIA_ORDER`` index of each ``via``; null stays null, an unknown value is -1."""
+    via = via.cast(pl.String)
+    ranked = via.replace_strict(_VIA_RANK, default=-1, return_dtype=pl.Int8)
+    return pl.select(pl.when(via.is_null()).then(None).otherwise(ranked)).to_series()
+
+
 def build_edges(links: pl.DataFrame, fulltext: pl.DataFrame | None = None) -> pl.DataFrame:
-    """One edge per (citing_id, cited_id) from bib links and full-text id hits.
+    """One edge per (citing_id, cited_id) from bib links and full-text id hits, sorted by the pair.
 
     ``links[citing_id, cited_id, via, score]`` (from corpus.linking, optionally with
     ``mentions`` = inline cite spans of that bib entry, else 0) and
@@ -89,47 +125,64 @@ def build_edges(links: pl.DataFrame, fulltext: pl.DataFrame | None = None) -> pl
     De-duplication: ``via`` is the strongest evidence in the order
     arxiv_id > doi > title > fulltext_id and ``score`` the best score of that
     evidence (1.0 for ids); ``mentions`` is the sum over all bib entries of the
-    pair plus the full-text occurrences.  Self-loops are dropped.
+    pair plus the full-text occurrences.  Self-loops and rows without both ids are dropped.
+    Ids are worked on as integer codes (:func:`_lexical_codes`), never as sorted strings.
     """
     _need(links, "links", ["citing_id", "cited_id", "via", "score"])
-    parts = [
-        links.select(
-            pl.col("citing_id").cast(pl.String),
-            pl.col("cited_id").cast(pl.String),
-            pl.col("via").cast(pl.String),
-            pl.col("score").cast(pl.Float64),
-            (pl.col("mentions") if "mentions" in links.columns else pl.lit(0))
-            .cast(pl.Int64)
-            .alias("mentions"),
-        )
-    ]
+    sources = [links]
     if fulltext is not None:
         _need(fulltext, "fulltext", ["citing_id", "cited_id", "mentions"])
-        parts.append(
-            fulltext.select(
-                pl.col("citing_id").cast(pl.String),
-                pl.col("cited_id").cast(pl.String),
-                pl.lit("fulltext_id").alias("via"),
-                pl.lit(1.0).alias("score"),
-                pl.col("mentions").cast(pl.Int64),
+        sources.append(fulltext)
+    codes, names = _lexical_codes(*(f[c] for f in sources for c in ("citing_id", "cited_id")))
+    n_names = max(len(names), 1)
+    parts = []
+    for i, frame in enumerate(sources):
+        src, dst = codes[2 * i], codes[2 * i + 1]
+        keep = (src >= 0) & (dst >= 0) & (src != dst)
+        if frame is links:
+            rank = _via_rank(links["via"])
+            score = links["score"].cast(pl.Float64)
+            mentions = (
+                links["mentions"] if "mentions" in links.columns else pl.repeat(0, links.height, eager=True)
             )
-        )
-    rows = pl.concat(parts).filter(
-        pl.col("citing_id").is_not_null()
-        & pl.col("cited_id").is_not_null()
-        & (pl.col("citing_id") != pl.col("cited_id"))
-    )
-    bad = rows.filter(~pl.col("via").is_in(list(VIA_ORDER)))
-    if bad.height:
-        raise GraphInputError(f"unknown via value(s) {bad['via'].unique().to_list()}; expected {VIA_ORDER}")
-    rows = rows.with_columns(pl.col("via").replace_strict(_VIA_RANK, return_dtype=pl.Int8).alias("_r"))
-    return (
-        rows.sort(["citing_id", "cited_id", "_r", "score"], descending=[False, False, False, True])
-        .group_by("citing_id", "cited_id", maintain_order=True)
-        .agg(pl.col("via").first(), pl.col("score").first(), pl.col("mentions").sum())
-        .select(list(EDGE_SCHEMA))
-        .cast(EDGE_SCHEMA)
-    )
+        else:
+            rank = pl.repeat(_VIA_RANK["fulltext_id"], frame.height, dtype=pl.Int8, eager=True)
+            score = pl.repeat(1.0, frame.height, dtype=pl.Float64, eager=True)
+            mentions = frame["mentions"]
+        part = pl.DataFrame(
+            {
+                "key": src * n_names + dst,
+                "_r": rank,
+                "score": score,
+                "mentions": mentions.cast(pl.Int64).fill_null(0),
+            }
+        ).filter(pl.Series(keep))
+        if (part["_r"] == -1).any():
+            via = links["via"].cast(pl.String).filter(pl.Series(keep))
+            bad = via.filter(~via.is_in(list(VIA_ORDER))).unique().to_list()
+            raise GraphInputError(f"unknown via value(s) {bad}; expected {VIA_ORDER}")
+        parts.append(part)
+        del src, dst, keep
+    del codes
+    rows = pl.concat(parts).sort(["key", "_r", "score"], descending=[False, False, True])
+    del parts
+    key = rows["key"].to_numpy()
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(first)
+    del first
+    mentions = np.add.reduceat(rows["mentions"].to_numpy(), starts) if len(starts) else np.zeros(0, np.int64)
+    head = pl.Series(starts)
+    key = key[starts]
+    return pl.DataFrame(
+        {
+            "citing_id": names.gather(key // n_names),
+            "cited_id": names.gather(key % n_names),
+            "via": pl.Series(VIA_ORDER, dtype=pl.String).gather(rows["_r"].gather(head)),
+            "score": rows["score"].gather(head),
+            "mentions": mentions,
+        }
+    ).cast(EDGE_SCHEMA)
 
 
 # ---------------------------------------------------------------------------
@@ -138,21 +191,23 @@ def build_edges(links: pl.DataFrame, fulltext: pl.DataFrame | None = None) -> pl
 
 
 def _index(edges: pl.DataFrame, nodes: pl.Series) -> tuple[int, np.ndarray, np.ndarray, int]:
-    """Node count, (src, dst) as node indices of distinct non-loop edges, and edges dropped."""
+    """Node count, (src, dst) as node indices (string order) of distinct non-loop edges, and the
+    distinct non-loop edges dropped for an end that is not a node (rows lacking an id are ignored)."""
     _need(edges, "edges", ["citing_id", "cited_id"])
-    ids = nodes.cast(pl.String).drop_nulls().unique()
-    table = pl.DataFrame({"id": ids}).with_row_index("i")
-    e = edges.select(pl.col("citing_id").cast(pl.String), pl.col("cited_id").cast(pl.String)).unique()
-    e = e.filter(pl.col("citing_id") != pl.col("cited_id"))
-    j = e.join(table.rename({"id": "citing_id", "i": "s"}), on="citing_id", how="inner").join(
-        table.rename({"id": "cited_id", "i": "d"}), on="cited_id", how="inner"
-    )
-    return (
-        len(ids),
-        j["s"].to_numpy().astype(np.int64),
-        j["d"].to_numpy().astype(np.int64),
-        e.height - j.height,
-    )
+    ids = nodes.cast(pl.String).drop_nulls()
+    (node_codes, src, dst), names = _lexical_codes(ids, edges["citing_id"], edges["cited_id"])
+    node_codes = _distinct(node_codes)
+    n, k = len(node_codes), max(len(names), 1)
+    node_of = np.full(len(names), -1, dtype=np.int64)
+    node_of[node_codes] = np.arange(n, dtype=np.int64)
+    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    src, dst = src[keep], dst[keep]
+    del keep
+    inside = (node_of[src] >= 0) & (node_of[dst] >= 0)
+    outside = len(_distinct(src[~inside] * k + dst[~inside]))
+    key = _distinct(src[inside] * k + dst[inside])
+    del src, dst, inside
+    return n, node_of[key // k], node_of[key % k], outside
 
 
 def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:

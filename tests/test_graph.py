@@ -9,9 +9,12 @@ import polars as pl
 import pytest
 
 from corpus.graph import (
+    EDGE_SCHEMA,
+    VIA_ORDER,
     GraphInputError,
     build_edges,
     degree_plot_png,
+    degrees,
     fulltext_id_edges,
     graph_stats,
     hurwitz_zeta,
@@ -111,3 +114,101 @@ def test_fulltext_id_edges():
 def test_degree_plot_png():
     png = degree_plot_png(EDGES, NODES)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
+
+
+# The string-sort / string-join implementations that build_edges and degrees replaced
+# (same results, ~2-3x the CPU and memory at 1M papers): the integer-code versions must agree.
+
+
+def _reference_build_edges(links: pl.DataFrame, fulltext: pl.DataFrame) -> pl.DataFrame:
+    rank = {v: i for i, v in enumerate(VIA_ORDER)}
+    rows = pl.concat(
+        [
+            links.select("citing_id", "cited_id", "via", "score", pl.col("mentions").cast(pl.Int64)),
+            fulltext.select(
+                "citing_id",
+                "cited_id",
+                pl.lit("fulltext_id").alias("via"),
+                pl.lit(1.0).alias("score"),
+                pl.col("mentions").cast(pl.Int64),
+            ),
+        ]
+    ).filter(
+        pl.col("citing_id").is_not_null()
+        & pl.col("cited_id").is_not_null()
+        & (pl.col("citing_id") != pl.col("cited_id"))
+    )
+    rows = rows.with_columns(pl.col("via").replace_strict(rank, return_dtype=pl.Int8).alias("_r"))
+    return (
+        rows.sort(["citing_id", "cited_id", "_r", "score"], descending=[False, False, False, True])
+        .group_by("citing_id", "cited_id", maintain_order=True)
+        .agg(pl.col("via").first(), pl.col("score").first(), pl.col("mentions").sum())
+        .select(list(EDGE_SCHEMA))
+        .cast(EDGE_SCHEMA)
+    )
+
+
+def _reference_degrees(edges: pl.DataFrame, nodes: pl.Series) -> tuple[np.ndarray, np.ndarray, int, int]:
+    ids = nodes.drop_nulls().unique().sort()
+    table = pl.DataFrame({"id": ids}).with_row_index("i")
+    e = edges.select("citing_id", "cited_id").unique().filter(pl.col("citing_id") != pl.col("cited_id"))
+    j = e.join(table.rename({"id": "citing_id", "i": "s"}), on="citing_id").join(
+        table.rename({"id": "cited_id", "i": "d"}), on="cited_id"
+    )
+    s, d = j["s"].to_numpy().astype(np.int64), j["d"].to_numpy().astype(np.int64)
+    n = len(ids)
+    return np.bincount(d, minlength=n), np.bincount(s, minlength=n), len(s), e.height - j.height
+
+
+def _random_ids(rng: np.random.Generator, n: int, pool: list[str], null_share: float) -> list[str | None]:
+    return [None if rng.random() < null_share else pool[i] for i in rng.integers(0, len(pool), n)]
+
+
+def test_integer_codes_agree_with_string_reference():
+    rng = np.random.default_rng(7)
+    # ids of unequal length and shared prefixes, so string order differs from length order
+    pool = [f"{rng.integers(1, 30)}{'x' * rng.integers(0, 3)}.{i}" for i in range(60)]
+    n = 4000
+    links = pl.DataFrame(
+        {
+            "citing_id": _random_ids(rng, n, pool, 0.02),
+            "cited_id": _random_ids(rng, n, pool, 0.02),
+            "via": [[*VIA_ORDER[:3], None][i] for i in rng.choice(4, n, p=[0.4, 0.2, 0.39, 0.01])],
+            "score": [None if rng.random() < 0.02 else round(float(x), 2) for x in rng.random(n)],
+            "mentions": [None if rng.random() < 0.05 else int(x) for x in rng.integers(0, 4, n)],
+        },
+        schema={
+            "citing_id": pl.String,
+            "cited_id": pl.String,
+            "via": pl.String,
+            "score": pl.Float64,
+            "mentions": pl.Int64,
+        },
+    )
+    fulltext = pl.DataFrame(
+        {
+            "citing_id": _random_ids(rng, 800, pool, 0.0),
+            "cited_id": _random_ids(rng, 800, pool + ["9999.99999"], 0.0),
+            "mentions": rng.integers(1, 3, 800),
+        }
+    )
+    got, want = build_edges(links, fulltext), _reference_build_edges(links, fulltext)
+    assert want.height > 1000 and want["via"].null_count() and want["score"].null_count()
+    assert got.equals(want)  # same rows, same order (citing_id, cited_id), same types
+    nodes = pl.Series([*pool[5:], None, pool[7]])  # some ids are not nodes, one is listed twice
+    for edges in (links.select("citing_id", "cited_id"), got):
+        k_in, k_out, src, dst, dropped = degrees(edges, nodes)
+        r_in, r_out, r_edges, r_dropped = _reference_degrees(edges, nodes)
+        assert r_dropped > 0 and r_edges > 0
+        assert (k_in.tolist(), k_out.tolist(), len(src), dropped) == (
+            r_in.tolist(),
+            r_out.tolist(),
+            r_edges,
+            r_dropped,
+        )
+    with pytest.raises(GraphInputError, match="bogus"):
+        build_edges(
+            links.with_columns(
+                pl.when(pl.int_range(n) == 5).then(pl.lit("bogus")).otherwise("via").alias("via")
+            )
+        )
