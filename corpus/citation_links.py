@@ -44,7 +44,7 @@ from corpus.store import Store, swap_dir
 ASSET = "citation_links"
 STATE_FILE = "_state.json"
 STATE_VERSION = 3  # 3: links by day, latest delivery decides (other versions: recompute all)
-CHUNK_ENTRIES = 2_000_000  # entries linked per call: a full run's memory, whatever the corpus size
+CHUNK_ENTRIES = 1_000_000  # entries linked per call: a full run's memory, whatever the corpus size
 _EMPTY_LINKS = pl.DataFrame(schema=LINK_SCHEMA)
 
 
