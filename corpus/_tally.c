@@ -16,6 +16,10 @@
  * collections.Counter.most_common does), and score(token) -> (float, int) gives
  * a token's summed log2 probability and number of words.
  *
+ * collapse(text) and count_tokens(text) are " ".join(text.split()) and
+ * len(text.split()) with the same whitespace rule, without making the tokens:
+ * peS2o collapses every paragraph and counts the words of every released text.
+ *
  * A table is not for two threads at once (corpus.pes2o keeps one per thread);
  * a second concurrent call raises RuntimeError instead of corrupting it.
  */
@@ -460,6 +464,98 @@ TokenTable_dealloc(TokenTable *t)
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
+/* Whitespace scanning shared by collapse() and count_tokens(): str.split()'s rule. */
+static inline int
+is_space_at(int kind, const void *data, Py_ssize_t i)
+{
+    Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    return c < 128 ? ascii_space[c] : Py_UNICODE_ISSPACE(c);
+}
+
+/* collapse(text) -> " ".join(text.split()), the same object when that changes nothing. */
+static PyObject *
+tally_collapse(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "collapse() needs a str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    /* Already collapsed: no whitespace at either end, and every whitespace run is one space. */
+    int clean = len == 0 || (!is_space_at(kind, data, 0) && !is_space_at(kind, data, len - 1));
+    if (clean && PyUnicode_IS_ASCII(text)) {
+        const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (ascii_space[s[i]] && (s[i] != ' ' || ascii_space[s[i + 1]])) {
+                clean = 0; /* s[i + 1] exists: the last character is not a space */
+                break;
+            }
+        }
+    }
+    else if (clean) {
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (is_space_at(kind, data, i)
+                && (PyUnicode_READ(kind, data, i) != ' ' || is_space_at(kind, data, i + 1))) {
+                clean = 0;
+                break;
+            }
+        }
+    }
+    if (clean)
+        return Py_NewRef(text);
+    PyObject *parts = PyUnicode_Split(text, NULL, -1);
+    if (!parts)
+        return NULL;
+    PyObject *space = PyUnicode_FromOrdinal(' ');
+    PyObject *joined = space ? PyUnicode_Join(space, parts) : NULL;
+    Py_XDECREF(space);
+    Py_DECREF(parts);
+    return joined;
+}
+
+/* count_tokens(text) -> len(text.split()), without making the tokens. */
+static PyObject *
+tally_count_tokens(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "count_tokens() needs a str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text), n = 0;
+    int prev_space = 1;
+    if (PyUnicode_IS_ASCII(text)) {
+        const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            int sp = ascii_space[s[i]];
+            n += prev_space & !sp;
+            prev_space = sp;
+        }
+    }
+    else {
+        int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            int sp = is_space_at(kind, data, i);
+            n += prev_space & !sp;
+            prev_space = sp;
+        }
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyMethodDef module_methods[] = {
+    {"collapse", tally_collapse, METH_O,
+     "collapse(text) -> ' '.join(text.split()); text itself when already in that form"},
+    {"count_tokens", tally_count_tokens, METH_O, "count_tokens(text) -> len(text.split())"},
+    {NULL},
+};
+
 static PyMethodDef TokenTable_methods[] = {
     {"tally", (PyCFunction)TokenTable_tally, METH_VARARGS,
      "tally(texts, run_of, runs) -> (tokens, log2_sums, words, top_token, top_count) per run"},
@@ -488,6 +584,7 @@ static struct PyModuleDef tally_module = {
     .m_name = "corpus._tally",
     .m_doc = "Whitespace-token statistics for peS2o (see corpus.pes2o).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC

@@ -19,7 +19,8 @@ not in callers):
   display formulas, figures and page ends (the recipe's third rule, about
   parentheses, is left out). Title and abstract are not paragraphs.
 * **Language** (cld2 instead of the card's cld3, SPEC §6 choice): cld2 on the
-  first 2000 characters of each paragraph; the paper's language is the most
+  first 2000 characters of each paragraph as released (cleaned, whitespace
+  collapsed, merged as above); the paper's language is the most
   common paragraph language, ``un`` (undetermined) included as one more value,
   as the peS2o recipe does; ties go to the language seen first.
 * **Sections** are runs of consecutive paragraphs with the same ``section``
@@ -59,7 +60,6 @@ import datetime as dt
 import functools
 import math
 import re
-import sys
 import threading
 import unicodedata
 from collections import Counter
@@ -72,7 +72,7 @@ from corpus.langid import detect_lang, detect_langs
 from corpus.papers import StructuredDoc
 
 try:
-    from corpus._tally import TokenTable
+    from corpus._tally import TokenTable, collapse, count_tokens
 except ImportError as exc:  # a source checkout that was never installed
     raise ImportError(
         "corpus._tally (peS2o's C token counter, corpus/_tally.c) is not built: "
@@ -90,6 +90,7 @@ __all__ = [
     "avg_log2_prob",
     "body_paragraphs",
     "compute_signals",
+    "count_tokens",
     "log2_table",
     "make_document",
     "ocr_matches",
@@ -213,52 +214,31 @@ def ocr_matches(text: str) -> int:
 # --------------------------------------------------------------------------- text preparation
 
 
-def _prepare(text: str) -> tuple[str, int]:
-    """(NFC text without unarXive placeholders, placeholders removed); whitespace kept."""
+def _clean(text: str) -> tuple[str, int]:
+    """(NFC text without unarXive placeholders, whitespace collapsed; placeholders removed).
+
+    ``collapse`` is ``" ".join(text.split())`` in C, returning ``text`` itself when
+    it is already single-spaced (nearly every paragraph is) at a fraction of the cost.
+    """
     markers = 0
     if "{{" in text:
         text, markers = _MARKER.subn(" ", text)
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
-    return text, markers
-
-
-def _clean(text: str) -> tuple[str, int]:
-    """(NFC text without unarXive placeholders, whitespace collapsed; placeholders removed)."""
-    text, markers = _prepare(text)
-    return " ".join(text.split()), markers
+    return collapse(text), markers
 
 
 def body_paragraphs(doc: StructuredDoc) -> list[tuple[str, str]]:
     """(section, cleaned text) of every peS2o paragraph, in order (see module doc).
 
-    This list is what paragraph indices in :class:`Signals` refer to.
+    This list is what paragraph indices in :class:`Signals` refer to, and the
+    texts are the ones measured: language, words and probabilities are of them.
     """
-    return [(section, _collapse(text)) for section, text, _ in _paragraphs(doc)]
-
-
-# Whitespace str.split() splits on, other than the space: ASCII ones, then the rest.
-_OTHER_ASCII_SPACE = tuple(c for c in map(chr, range(128)) if c.isspace() and c != " ")
-_NON_ASCII_SPACE = tuple(c for c in map(chr, range(128, sys.maxunicode + 1)) if c.isspace())
-
-
-def _collapse(text: str) -> str:
-    """``" ".join(text.split())`` for a stripped ``text``, without the split when it would change nothing.
-
-    Nearly every paragraph is already single-spaced (4,051 of 4,059 in the benchmark
-    set); a few substring scans tell that at a quarter of the cost of split + join.
-    """
-    if (
-        "  " in text
-        or any(c in text for c in _OTHER_ASCII_SPACE)
-        or (not text.isascii() and any(c in text for c in _NON_ASCII_SPACE))
-    ):
-        return " ".join(text.split())
-    return text
+    return [(section, text) for section, text, _ in _paragraphs(doc)]
 
 
 def _paragraphs(doc: StructuredDoc) -> list[tuple[str, str, int]]:
-    """(section, text, placeholders) of the merged paragraphs; text stripped, not collapsed.
+    """(section, cleaned text, placeholders) of the merged paragraphs (:func:`_clean`).
 
     The last answer is kept: :func:`release` (and :func:`make_document`) ask again
     for the paper :func:`compute_signals` has just measured, and comparing the
@@ -282,17 +262,13 @@ def _merge_paragraphs(raw: list[tuple[str | None, str]]) -> list[tuple[str, str,
     """:func:`_paragraphs` of a body given as (section, text) pairs."""
     out: list[tuple[str, str, int]] = []
     prev = None
-    for section, text in raw:
-        markers = 0
-        if "{{" in text:
-            text, markers = _MARKER.subn(" ", text)
-        if not text.isascii():
-            text = unicodedata.normalize("NFC", text)
-        text = text.strip()
+    for section, raw_text in raw:
+        text, markers = _clean(raw_text)
         if not text:
             continue
         section = section or ""
-        if out and section == prev and (out[-1][1][-1] not in ".?!" or len(text.split(None, 1)) < 2):
+        # a collapsed text without a space is a single token
+        if out and section == prev and (out[-1][1][-1] not in ".?!" or " " not in text):
             _, before, n = out[-1]
             out[-1] = (section, f"{before} {text}", n + markers)
         else:

@@ -654,7 +654,19 @@ def test_c_tally_equals_python_tally_on_random_unicode():
         run_of = sorted(rng.randrange(runs) for _ in texts)
         fast = pes2o._tally(texts, run_of, runs, scorer)
         assert fast == pes2o._tally_python(texts, run_of, runs, scorer), texts
+        for text in texts:  # the same whitespace rule in collapse and count_tokens
+            _assert_collapse_and_count(text)
     scorer.reset()
+
+
+def _assert_collapse_and_count(text: str) -> None:
+    from corpus._tally import collapse, count_tokens
+
+    out = collapse(text)
+    assert out == " ".join(text.split()), repr(text)
+    assert out.isascii() == " ".join(text.split()).isascii()  # a canonical str, not a wider copy
+    assert (out is text) == (out == text)  # nothing copied when nothing changes
+    assert count_tokens(text) == len(text.split()), repr(text)
 
 
 def test_token_table_rejects_bad_calls_and_forgets_past_its_size():
@@ -739,11 +751,18 @@ def test_detect_langs_equals_detect_lang_on_real_paragraphs():
     assert detect_langs(texts, pes2o.LANG_ID_CHARS) == [detect_lang(t, pes2o.LANG_ID_CHARS) for t in texts]
 
 
-def test_collapse_equals_split_join():
-    texts = [t for doc in _real_docs() for _, t, _ in pes2o._paragraphs(doc)]
-    texts += ["a  b", "a\tb", "a\x1fb", "a\u2003b", "é\u3000b", "é b", "a b", "x"]
+def test_collapse_and_count_tokens_equal_split():
+    from corpus._tally import collapse, count_tokens
+
+    texts = [p.text for doc in _real_docs() for p in doc.body_text]
+    texts += ["a  b", "a\tb", "a\x1fb", "a\u2003b", "é\u3000b", "é b", "a b", "x", "", " ", " a", "a "]
+    texts += ["\u3000x\u3000", "\U0001d400 \U0001d400", "\ud800  x", "a\x85b", "a\u00a0b"]
     for text in texts:
-        assert pes2o._collapse(text) == " ".join(text.split())
+        _assert_collapse_and_count(text)
+    with pytest.raises(TypeError, match="needs a str"):
+        collapse(b"a b")
+    with pytest.raises(TypeError, match="needs a str"):
+        count_tokens(None)
 
 
 def test_paragraphs_memo_follows_the_text():
