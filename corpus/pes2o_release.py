@@ -65,9 +65,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
 
 from corpus import pes2o
-from corpus.papers import Paragraph, StructuredDoc
+from corpus.papers import Paragraph, ParseSource, StructuredDoc
 from corpus.stages import chosen_texts, upstream
 from corpus.store import Store, swap_dir
 
@@ -83,6 +84,8 @@ __all__ = [
     "ReleaseSettings",
     "funnel_png",
     "funnel_rows",
+    "paper_doc",
+    "paper_rows",
     "pes2o_day",
     "release_dir",
     "write_release",
@@ -166,18 +169,36 @@ def _created(row: Mapping[str, Any]) -> dt.date | None:
     return dt.date(year, 1, 1) if isinstance(year, int) and 1 <= year <= 9999 else None
 
 
-def paper_doc(row: Mapping[str, Any], full: Mapping[str, Any] | None) -> StructuredDoc:
+class _BodyParagraph(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    text: str
+    section: str | None = ""
+
+
+class _ChosenBody(BaseModel):
+    """What peS2o reads of a stored parse: its source and its body paragraphs' text and section."""
+
+    model_config = ConfigDict(extra="ignore")
+    source: ParseSource
+    body_text: list[_BodyParagraph]
+
+
+def paper_doc(row: Mapping[str, Any], parse_json: str | bytes | None) -> StructuredDoc:
     """The paper as peS2o measures it: canonical title and abstract, the chosen body.
 
-    Only what :func:`corpus.pes2o.compute_signals` reads is validated (paragraph
-    text and section); bibliography and spans stay out of it.
+    ``parse_json`` is the chosen parse as stored (a :class:`StructuredDoc` as JSON).
+    Only what :func:`corpus.pes2o.compute_signals` reads is decoded and validated
+    (paragraph text and section, in pydantic's JSON parser); bibliography, spans
+    and the rest are skipped without becoming Python objects, which makes this
+    about twice as fast as ``json.loads`` alone. Bad JSON raises ``ValueError``.
     """
     abstract = [Paragraph(text=t) for t in _PARAGRAPH_BREAK.split(row.get("abstract") or "") if t.strip()]
     body: list[Paragraph] = []
     source = "s2orc"  # no parse: the value is unused (ocr_prone is passed explicitly)
-    if full is not None:
-        source = full["source"]
-        body = [Paragraph(text=p["text"], section=p.get("section") or "") for p in full["body_text"]]
+    if parse_json is not None:
+        parse = _ChosenBody.model_validate_json(parse_json)
+        source = parse.source
+        body = [Paragraph(text=p.text, section=p.section or "") for p in parse.body_text]
     return StructuredDoc(
         paper_id=row["id"],
         source=source,
@@ -188,9 +209,14 @@ def paper_doc(row: Mapping[str, Any], full: Mapping[str, Any] | None) -> Structu
     )
 
 
-def _paper_rows(row: Mapping[str, Any], full: Mapping[str, Any] | None, day: dt.date) -> list[dict]:
-    """The s2orc and s2ag rows of one kept paper (raises on input it cannot measure)."""
-    doc = paper_doc(row, full)
+def paper_rows(row: Mapping[str, Any], parse_json: str | bytes | None, day: dt.date) -> list[dict]:
+    """The s2orc and s2ag rows of one kept paper (raises on input it cannot measure).
+
+    ``row``: its ``papers`` row; ``parse_json``: its chosen parse as stored (None when
+    it has none). What :func:`pes2o_day` does for every kept paper of a day.
+    """
+    full = parse_json is not None
+    doc = paper_doc(row, parse_json)
     created = _created(row)
     signals = pes2o.compute_signals(
         doc,
@@ -214,7 +240,7 @@ def _paper_rows(row: Mapping[str, Any], full: Mapping[str, Any] | None, day: dt.
             if o.source != source:
                 continue
             keep, reason = o.keep, o.reason
-            if source == "s2orc" and full is None:
+            if source == "s2orc" and not full:
                 keep, reason = False, "no_full_text"
             out[f"{o.version}_keep"], out[f"{o.version}_reason"] = keep, reason
             if keep:
@@ -223,7 +249,7 @@ def _paper_rows(row: Mapping[str, Any], full: Mapping[str, Any] | None, day: dt.
             raise ValueError(f"{row['id']}: v1 and v2 {source} texts differ")
         if texts:
             out["text"] = texts.pop()
-            out["words"] = len(out["text"].split())
+            out["words"] = pes2o.count_tokens(out["text"])
         rows.append(out)
     return rows
 
@@ -268,7 +294,7 @@ def pes2o_day(home: str | Path, day: str) -> dict:
     store = Store(Path(home))
     date = dt.date.fromisoformat(day)
     papers = upstream(store, "papers", day)
-    texts = chosen_texts(store, day)  # decoded one paper at a time below
+    texts = chosen_texts(store, day)  # decoded one paper at a time below (paper_doc)
     rows: list[dict] = []
     failures: list[dict] = []
     seen: set[str] = set()
@@ -283,8 +309,7 @@ def pes2o_day(home: str | Path, day: str) -> dict:
             rows.extend(_dropped_rows(row, date, "paper_filter", row["drop_reason"]))
             continue
         try:
-            text = texts.get(row["id"])
-            rows.extend(_paper_rows(row, None if text is None else json.loads(text), date))
+            rows.extend(paper_rows(row, texts.get(row["id"]), date))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # one paper, not the day
             failed = _dropped_rows(row, date, "failed", f"{type(exc).__name__}: {exc}"[:500])
             failures.append({"id": row["id"], "reason": failed[0]["detail"]})
