@@ -116,7 +116,10 @@ def test_papers_choose_parse_and_filter(built):
     papers = {r["id"]: r for d in DAYS for r in _read(home, "papers", d).iter_rows(named=True)}
     assert set(papers) == set(DAYS.values())
     assert papers["2004.14974"]["parse_source"] == "latex" and papers["2004.14974"]["kept"]
-    assert papers["1706.03762"]["parse_source"] == "grobid" and papers["1706.03762"]["title"] == "Attention Is All You Need"
+    assert (
+        papers["1706.03762"]["parse_source"] == "grobid"
+        and papers["1706.03762"]["title"] == "Attention Is All You Need"
+    )
     assert papers["1706.03762"]["field"] == "Computer Science" and papers["2408.12714"]["field"] == "Physics"
     bib = _read(home, "bib_entries", "2023-08-02")
     assert bib.height == 40 and bib["entry_id"].is_unique().all() and bib["norm_title"].null_count() < 5

@@ -20,7 +20,15 @@ FIRST = ["2020-01-23", "2021-08-17", "2022-04-11", "2023-08-02"]
 LATER = ["2020-05-21", "2021-10-06", "2022-07-11", "2023-08-11"]
 
 
-UPSTREAM = {"arxiv_metadata", "arxiv_pdfs", "arxiv_sources", "grobid_tei", "pdf_parses", "latex_parses", "papers"}
+UPSTREAM = {
+    "arxiv_metadata",
+    "arxiv_pdfs",
+    "arxiv_sources",
+    "grobid_tei",
+    "pdf_parses",
+    "latex_parses",
+    "papers",
+}
 
 
 def _daily(store, instance, day):
