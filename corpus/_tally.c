@@ -472,15 +472,22 @@ is_space_at(int kind, const void *data, Py_ssize_t i)
     return c < 128 ? ascii_space[c] : Py_UNICODE_ISSPACE(c);
 }
 
+/* 0 when text is a ready str, else -1 with TypeError naming the function. */
+static int
+check_str(PyObject *text, const char *function)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s() needs a str, not %.100s", function, Py_TYPE(text)->tp_name);
+        return -1;
+    }
+    return PyUnicode_READY(text);
+}
+
 /* collapse(text) -> " ".join(text.split()), the same object when that changes nothing. */
 static PyObject *
 tally_collapse(PyObject *Py_UNUSED(module), PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "collapse() needs a str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
+    if (check_str(text, "collapse") < 0)
         return NULL;
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
@@ -521,11 +528,7 @@ tally_collapse(PyObject *Py_UNUSED(module), PyObject *text)
 static PyObject *
 tally_count_tokens(PyObject *Py_UNUSED(module), PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "count_tokens() needs a str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
+    if (check_str(text, "count_tokens") < 0)
         return NULL;
     Py_ssize_t len = PyUnicode_GET_LENGTH(text), n = 0;
     int prev_space = 1;
