@@ -215,7 +215,7 @@ def paper_rows(row: Mapping[str, Any], parse_json: str | bytes | None, day: dt.d
     ``row``: its ``papers`` row; ``parse_json``: its chosen parse as stored (None when
     it has none). What :func:`pes2o_day` does for every kept paper of a day.
     """
-    full = parse_json is not None
+    has_parse = parse_json is not None
     doc = paper_doc(row, parse_json)
     created = _created(row)
     signals = pes2o.compute_signals(
@@ -240,7 +240,7 @@ def paper_rows(row: Mapping[str, Any], parse_json: str | bytes | None, day: dt.d
             if o.source != source:
                 continue
             keep, reason = o.keep, o.reason
-            if source == "s2orc" and not full:
+            if source == "s2orc" and not has_parse:
                 keep, reason = False, "no_full_text"
             out[f"{o.version}_keep"], out[f"{o.version}_reason"] = keep, reason
             if keep:
