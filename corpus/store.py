@@ -102,10 +102,21 @@ class Store:
     def partition_dir(self, asset: str, date: str) -> Path:
         return self.home / asset / f"date={date}"
 
-    def write_partition(self, asset: str, date: str, frame: pl.DataFrame) -> Path:
-        """Replace the partition ``date`` of ``asset`` with ``frame`` atomically."""
+    def write_partition(
+        self, asset: str, date: str, frame: pl.DataFrame, markers: dict[str, str] | None = None
+    ) -> Path:
+        """Replace the partition ``date`` of ``asset`` with ``frame`` atomically. ``markers``
+        (name -> text) are small sidecar files swapped in with it, e.g. the fingerprint of the
+        inputs the partition was built from (:meth:`read_marker`)."""
         final = self.partition_dir(asset, date)
-        return self._swap_dir(final, {"part-0.parquet": frame})
+        return self._swap_dir(final, {"part-0.parquet": frame}, markers or {})
+
+    def read_marker(self, asset: str, date: str, name: str) -> str | None:
+        """A sidecar written by :meth:`write_partition`, or None."""
+        try:
+            return (self.partition_dir(asset, date) / f"_{name}").read_text()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     def write_table(self, asset: str, frame: pl.DataFrame, name: str = "part-0") -> Path:
         """Replace an unpartitioned table (or one named file of it) atomically."""
@@ -114,12 +125,14 @@ class Store:
             frame.write_parquet(tmp, compression="zstd", statistics=True)
         return path
 
-    def _swap_dir(self, final: Path, files: dict[str, pl.DataFrame]) -> Path:
+    def _swap_dir(self, final: Path, files: dict[str, pl.DataFrame], markers: dict[str, str]) -> Path:
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.staging-"))
         try:
             for name, frame in files.items():
                 frame.write_parquet(staging / name, compression="zstd", statistics=True)
+            for name, text in markers.items():
+                (staging / f"_{name}").write_text(text)
             swap_dir(staging, final)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -149,27 +162,80 @@ class Store:
             return []
         return sorted(p.name[5:] for p in root.glob("date=*") if (p / "part-0.parquet").exists())
 
-    def refresh_views(self) -> Path:
-        """(Re)create ``corpus.duckdb`` with one view per asset found under the root."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        db = self.home / "corpus.duckdb"
-        con = duckdb.connect(str(db))
-        try:
-            for asset_dir in sorted(p for p in self.home.iterdir() if p.is_dir()):
-                name = asset_dir.name
-                if name.startswith(".") or name in {"blobs", "releases", "scratch"}:
-                    continue
-                if any(asset_dir.glob("date=*/*.parquet")):
-                    glob = f"{asset_dir.resolve()}/date=*/*.parquet"
-                    src = f"read_parquet('{glob}', hive_partitioning=true, union_by_name=true)"
-                elif any(asset_dir.glob("*.parquet")):
-                    src = f"read_parquet('{asset_dir.resolve()}/*.parquet', union_by_name=true)"
-                else:
-                    continue
-                con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM {src}')
-        finally:
-            con.close()
+    def views_db(self) -> Path:
+        return self.home / "corpus.duckdb"
+
+    def refresh_views(self, assets: Iterable[str] | None = None) -> Path | None:
+        """Make sure ``corpus.duckdb`` has a view per asset (or per asset in ``assets``).
+
+        A view reads its Hive glob at query time, so it is created once, when its asset
+        first has files, and never again: new partitions cost nothing here. A marker file
+        per view (under ``.index/views``) saves even opening DuckDB on later calls. Returns
+        the database path, or None when another process holds DuckDB's lock (a user's
+        shell, say): views are a convenience and never fail a run.
+        """
+        db = self.views_db()
+        markers = self.home / ".index" / "views"
+        if not db.exists() and markers.exists():
+            shutil.rmtree(markers, ignore_errors=True)  # the database was removed: start over
+        names = self._asset_names() if assets is None else list(assets)
+        todo = [n for n in names if not (markers / n).exists()]
+        sources = {n: src for n in todo if (src := self._view_source(n)) is not None}
+        if not sources:
+            return db
+        markers.mkdir(parents=True, exist_ok=True)
+        with _file_lock(self.home / ".index" / "views.lock"):
+            try:
+                con = duckdb.connect(str(db))
+            except duckdb.Error:
+                return None
+            try:
+                for name, src in sources.items():
+                    con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM {src}')
+                    (markers / name).touch()
+            finally:
+                con.close()
         return db
+
+    def _asset_names(self) -> list[str]:
+        if not self.home.exists():
+            return []
+        return sorted(
+            p.name
+            for p in self.home.iterdir()
+            if p.is_dir()
+            and not p.name.startswith(".")
+            and p.name not in {"blobs", "releases", "scratch", "reports"}
+        )
+
+    def _view_source(self, asset: str) -> str | None:
+        """The ``read_parquet`` a view of ``asset`` selects from, or None while it has no files.
+        Looks at the first entries only: never a glob over every partition."""
+        root = self.asset_dir(asset).resolve()
+        if not root.is_dir():
+            return None
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name.startswith("date=") and entry.is_dir():
+                    glob = f"{root}/date=*/*.parquet"
+                    return f"read_parquet('{glob}', hive_partitioning=true, union_by_name=true)"
+                if entry.name.endswith(".parquet") and entry.is_file():
+                    return f"read_parquet('{root}/*.parquet', union_by_name=true)"
+        return None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock between processes (DuckDB allows one writer per file)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
