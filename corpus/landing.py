@@ -15,6 +15,7 @@ landing zone with years of pages opens only the files that hold that day.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -93,9 +94,27 @@ class LandingZone:
                 totals[day] = totals.get(day, 0) + n
         return dict(sorted(totals.items()))
 
-    def earliest_datestamp(self) -> str | None:
-        days = self.datestamps()
+    def earliest_datestamp(self, cache: Path | None = None) -> str | None:
+        days = self.datestamps(cache)
         return min(days) if days else None
+
+    def day_fingerprints(self, cache: Path | None = None) -> dict[str, str]:
+        """``{datestamp: fingerprint}``: a digest of the (name, size, mtime) of every page that
+        holds records of that day. ``arxiv_metadata`` stores the fingerprint it was built from
+        beside each partition, so the landing sensor asks for a day again only when one of its
+        pages is new, changed or gone (:func:`corpus.store.Store.read_marker`)."""
+        stamps = {p.name: p.stat() for p in self.oai_files()}
+        by_day: dict[str, list[str]] = {}
+        for name, counts in self.datestamp_index(cache).items():
+            st = stamps.get(name)
+            if st is None:
+                continue
+            for day in counts:
+                by_day.setdefault(day, []).append(f"{name}\0{st.st_size}\0{st.st_mtime_ns}")
+        return {
+            day: hashlib.sha1("\n".join(sorted(parts)).encode()).hexdigest()[:16]
+            for day, parts in sorted(by_day.items())
+        }
 
     # ------------------------------------------------------------ reading records
 
