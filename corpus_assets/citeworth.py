@@ -10,10 +10,10 @@ The check ``leftover_citation_markers`` audits the released sentences.
 """
 
 import dagster as dg
-import polars as pl
 from pydantic import Field
 
 from corpus.citeworth import (
+    CANDIDATES,
     CITEWORTH_LEFTOVER_RATE,
     PARAGRAPHS,
     audit_release,
@@ -21,8 +21,16 @@ from corpus.citeworth import (
     citeworth_day,
     release_dir,
 )
-from corpus_assets.common import count_table, markdown_preview, rows_table
-from corpus_assets.partitions import daily_asset, partition_dates
+from corpus_assets.common import (
+    OWNERS,
+    count_table,
+    markdown_preview,
+    partition_metadata,
+    report_day,
+    rows_table,
+    selected,
+)
+from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
 
@@ -57,52 +65,81 @@ class CiteworthSplitsConfig(dg.Config):
     )
 
 
-@daily_asset(
-    deps=["papers", "pdf_parses", "latex_parses"],
-    group_name="release",
-    kinds={"parquet"},
-    description=(
-        "Every body paragraph of the day's kept papers with CiteWorth labels, or the rule that "
-        "rejected it (citeworth-paper.txt §3, App. A-B); per-paper reasons in citeworth_candidates."
-    ),
+@daily_multi_asset(
+    specs=[
+        dg.AssetSpec(
+            PARAGRAPHS,
+            deps=["papers", "pdf_parses", "latex_parses"],
+            group_name="release",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="Every body paragraph of the day's kept papers with CiteWorth labels, or the rule "
+            "that rejected it (citeworth-paper.txt §3, App. A-B).",
+        ),
+        dg.AssetSpec(
+            CANDIDATES,
+            deps=["papers", "pdf_parses", "latex_parses"],
+            group_name="release",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="One row per kept paper: CiteWorth candidate or not, why, and its paragraph counts.",
+        ),
+    ],
+    can_subset=True,  # both tables are written together; only the selected ones are reported
 )
 def citeworth_paragraphs(
     context: dg.AssetExecutionContext, config: CiteworthParagraphsConfig, corpus: CorpusStore
-) -> dg.MaterializeResult:
+):
     days = partition_dates(context)
-    totals = {"papers": 0, "candidates": 0, "paragraphs": 0, "kept": 0, "sentences": 0, "cite_worthy": 0}
-    paper_reasons: dict[str, int] = {}
-    reasons: dict[str, int] = {}
-    fields: dict[str, int] = {}
     for day in days:
         summary = citeworth_day(
             corpus.home, day, require_citation=config.require_citation, min_sentences=config.min_sentences
         )
-        for key in totals:
-            totals[key] += summary[key]
-        for total, part in ((paper_reasons, "paper_reasons"), (reasons, "reasons"), (fields, "fields")):
-            for k, v in summary[part].items():
-                total[k] = total.get(k, 0) + v
         for paper_id, detail in summary["errors"]:
             context.log.warning(f"citeworth: paper {paper_id} could not be read: {detail}")
-    corpus.store.refresh_views()
-    kept = corpus.store.read_partitions(PARAGRAPHS, days)
-    kept = kept.filter(pl.col("kept")) if kept.height else kept
-    return dg.MaterializeResult(
-        metadata={
-            **totals,
-            "cite_worthy_share": round(totals["cite_worthy"] / totals["sentences"], 4)
-            if totals["sentences"]
-            else 0.0,
-            "require_citation": config.require_citation,
-            "papers_funnel": count_table(paper_reasons, "reason"),
-            "paragraph_funnel": count_table(reasons, "reason"),
-            "kept_per_field": count_table(fields, "field"),
-            "preview": markdown_preview(
-                kept, ["paper_id", "section_title", "field", "n_sentences", "n_cite_worthy", "original_text"]
+        report_day(
+            context,
+            PARAGRAPHS,
+            day,
+            summary["paragraphs"],
+            {
+                "kept": summary["kept"],
+                "sentences": summary["sentences"],
+                "cite_worthy": summary["cite_worthy"],
+                "cite_worthy_share": round(summary["cite_worthy"] / summary["sentences"], 4)
+                if summary["sentences"]
+                else 0.0,
+                "paragraph_funnel": count_table(summary["reasons"], "reason"),
+                "kept_per_field": count_table(summary["fields"], "field"),
+            },
+        )
+        report_day(
+            context,
+            CANDIDATES,
+            day,
+            summary["papers"],
+            {
+                "candidates": summary["candidates"],
+                "papers_funnel": count_table(summary["paper_reasons"], "reason"),
+            },
+        )
+    corpus.store.refresh_views([PARAGRAPHS, CANDIDATES])
+    preview = ["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"]
+    if selected(context, PARAGRAPHS):
+        yield dg.MaterializeResult(
+            asset_key=PARAGRAPHS,
+            metadata={
+                "require_citation": config.require_citation,
+                **partition_metadata(corpus.store, PARAGRAPHS, days, preview),
+            },
+        )
+    if selected(context, CANDIDATES):
+        yield dg.MaterializeResult(
+            asset_key=CANDIDATES,
+            metadata=partition_metadata(
+                corpus.store, CANDIDATES, days, ["paper_id", "field", "reason", "kept_paragraphs"]
             ),
-        }
-    )
+        )
 
 
 def _table_2(st: dict) -> dg.MetadataValue:

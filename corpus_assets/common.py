@@ -56,3 +56,62 @@ def rows_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None) ->
         for r in rows
     ]
     return dg.MetadataValue.table(records, schema=schema)
+
+
+OWNERS = ["team:corpus"]  # who answers for the assets (the project's maintainers)
+
+
+def report_day(
+    context: dg.AssetExecutionContext, asset: str, day: str, rows: int, metadata: Mapping | None = None
+) -> None:
+    """Metadata of one daily partition, on that partition's own materialisation event.
+
+    A backfill run covers several days; each day gets its own counts (``dagster/row_count``
+    and the stage's summary), so nothing in an event grows with the number of days in a run.
+    """
+    if dg.AssetKey(asset) not in context.selected_asset_keys:  # a subset of a multi-asset
+        return
+    context.add_asset_metadata(
+        {"dagster/row_count": int(rows), **(metadata or {})}, asset_key=asset, partition_key=day
+    )
+
+
+def selected(context: dg.AssetExecutionContext, asset: str) -> bool:
+    return dg.AssetKey(asset) in context.selected_asset_keys
+
+
+def partition_metadata(store, asset: str, days: Sequence[str], preview: Sequence[str] = ()) -> dict:
+    """What every partition of a run shares: the column schema (read from the last day's
+    Parquet footer), a preview of that day's first rows (only the ``preview`` columns are
+    read) and the asset's path. Constant in size whatever the run's length."""
+    from corpus_assets.columns import parquet_column_schema
+
+    out: dict = {"path": dg.MetadataValue.path(str(store.asset_dir(asset)))}
+    last = next((d for d in reversed(days) if store.has_partition(asset, d)), None)
+    if last is None:
+        return out
+    path = store.partition_dir(asset, last) / "part-0.parquet"
+    schema = parquet_column_schema(asset, path)
+    if schema is not None:
+        out["dagster/column_schema"] = schema
+    if preview:
+        frame = pl.scan_parquet(path)
+        cols = [c for c in preview if c in frame.collect_schema().names()]
+        head = frame.select(cols).head(10).collect() if cols else pl.DataFrame()
+        out[f"preview ({last})"] = markdown_preview(head, cols)
+    return out
+
+
+def partitions_label(days: Sequence[str]) -> str:
+    """The partitions a check covered, as one short string."""
+    if not days:
+        return ""
+    return days[0] if len(days) == 1 else f"{days[0]}...{days[-1]} ({len(days)} days)"
+
+
+def partition_rows(store, asset: str, day: str) -> int:
+    """Rows of one stored partition, from its Parquet footer (no data read)."""
+    import pyarrow.parquet as pq
+
+    path = store.partition_dir(asset, day) / "part-0.parquet"
+    return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0

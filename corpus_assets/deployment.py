@@ -282,6 +282,26 @@ def k8s_worker_pod_spec(settings: DeploymentSettings) -> dict[str, Any]:
 # ---------------------------------------------------------------- running a stage
 
 
+def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> int:
+    """Processes a day's per-paper work may use (PDF probing, unpacking, parsing).
+
+    ``CORPUS_WORKERS`` when set; otherwise the machine's cores shared among the runs in
+    progress on this instance: a lone run (a new day) gets every core, while a backfill's
+    runs, which the queue already starts side by side (max_concurrent_runs = cores), get
+    one each, so the machine is used fully without oversubscribing it.
+    """
+    if os.environ.get("CORPUS_WORKERS", "").strip():
+        return max(1, int(os.environ["CORPUS_WORKERS"]))
+    cores = os.cpu_count() or 1
+    try:
+        from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+
+        busy = context.instance.get_runs_count(RunsFilter(statuses=[DagsterRunStatus.STARTED]))
+    except Exception:  # an ephemeral instance or a storage hiccup: assume this run is alone
+        busy = 1
+    return max(1, cores // max(1, busy))
+
+
 class StageFailed(dg.Failure):
     """A worker failed: the message carries its own error report or stderr tail."""
 

@@ -1,15 +1,14 @@
 """Ingest assets for the files behind each paper: PDFs (with the S2ORC filters) and e-prints."""
 
-from collections import Counter
 from dataclasses import asdict
 
 import dagster as dg
-import polars as pl
 
 from corpus.pdf import filter_table
-from corpus.stages import PDF_SCHEMA, FetchSettings
-from corpus_assets.common import count_table, markdown_preview, rows_table
-from corpus_assets.deployment import run_stage
+from corpus.stages import FetchSettings
+from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
+from corpus_assets.deployment import paper_workers, run_stage
+from corpus_assets.ingest import network_pool
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
@@ -25,16 +24,22 @@ def fetch_settings(arxiv: ArxivResource) -> FetchSettings:
     )
 
 
-def stage_params(corpus: CorpusStore, arxiv: ArxivResource) -> dict:
+def stage_params(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv: ArxivResource) -> dict:
     """What a fetching stage needs, as plain data for the Pipes worker (DESIGN.md §4)."""
-    return {"home": corpus.home, "landing": corpus.landing, "fetch": asdict(fetch_settings(arxiv))}
+    return {
+        "home": corpus.home,
+        "landing": corpus.landing,
+        "fetch": asdict(fetch_settings(arxiv)),
+        "workers": paper_workers(context),
+    }
 
 
 @daily_asset(
     deps=["arxiv_metadata"],
     group_name="ingest",
     kinds={"parquet", "pdf"},
-    pool="arxiv_api",
+    owners=OWNERS,
+    pool=network_pool(),
     description="Latest PDF per paper in the content-addressed store, probed, with the S2ORC App. B filters.",
 )
 def arxiv_pdfs(
@@ -43,35 +48,32 @@ def arxiv_pdfs(
     arxiv: ArxivResource,
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
-    status: Counter[str] = Counter()
-    reasons: list[str | None] = []
     days = partition_dates(context)
-    for summary in run_stage(context, pipes, "arxiv_pdfs_day", days, stage_params(corpus, arxiv)):
-        status.update(summary["status"])
-        reasons.extend(summary["filter_reasons"])
-    store = corpus.store
-    store.refresh_views()
-    table = filter_table(reasons)
-    kept = next(r["count"] for r in table if r["reason"] == "kept")
-    preview = store.read_partition("arxiv_pdfs", days[0]) if days else pl.DataFrame(schema=PDF_SCHEMA)
-    return dg.MaterializeResult(
-        metadata={
-            "papers": len(reasons),
-            "pdfs_kept": kept,
-            "fetch_status": count_table(dict(status), "status"),
-            "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
-            "preview": markdown_preview(
-                preview, ["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"]
-            ),
-        }
-    )
+    params = stage_params(context, corpus, arxiv)
+    for day, summary in zip(days, run_stage(context, pipes, "arxiv_pdfs_day", days, params), strict=True):
+        table = filter_table(summary["filter_reasons"])
+        report_day(
+            context,
+            "arxiv_pdfs",
+            day,
+            summary["papers"],
+            {
+                "pdfs_kept": next(r["count"] for r in table if r["reason"] == "kept"),
+                "fetch_status": count_table(summary["status"], "status"),
+                "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
+            },
+        )
+    corpus.store.refresh_views(["arxiv_pdfs"])
+    preview = ["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"]
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "arxiv_pdfs", days, preview))
 
 
 @daily_asset(
     deps=["arxiv_metadata"],
     group_name="ingest",
     kinds={"parquet", "latex"},
-    pool="arxiv_api",
+    owners=OWNERS,
+    pool=network_pool(),
     description="arXiv e-prints in the blob store, unpacked without trusting them, main file assembled.",
 )
 def arxiv_sources(
@@ -80,23 +82,21 @@ def arxiv_sources(
     arxiv: ArxivResource,
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
-    status: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    failures: Counter[str] = Counter()
     days = partition_dates(context)
-    for summary in run_stage(context, pipes, "arxiv_sources_day", days, stage_params(corpus, arxiv)):
-        status.update(summary["status"])
-        kinds.update(summary["kinds"])
-        failures.update(summary["failures"])
-    corpus.store.refresh_views()
-    preview = corpus.store.read_partition("arxiv_sources", days[0]) if days else pl.DataFrame()
-    return dg.MaterializeResult(
-        metadata={
-            "papers": sum(status.values()),
-            "assembled": sum(v for k, v in failures.items() if k == "ok"),
-            "fetch_status": count_table(dict(status), "status"),
-            "kinds": count_table(dict(kinds), "kind"),
-            "failures": count_table(dict(failures), "failure"),
-            "preview": markdown_preview(preview, ["id", "status", "kind", "n_files", "main", "failure"]),
-        }
-    )
+    params = stage_params(context, corpus, arxiv)
+    for day, summary in zip(days, run_stage(context, pipes, "arxiv_sources_day", days, params), strict=True):
+        report_day(
+            context,
+            "arxiv_sources",
+            day,
+            summary["papers"],
+            {
+                "assembled": summary["failures"].get("ok", 0),
+                "fetch_status": count_table(summary["status"], "status"),
+                "kinds": count_table(summary["kinds"], "kind"),
+                "failures": count_table(summary["failures"], "failure"),
+            },
+        )
+    corpus.store.refresh_views(["arxiv_sources"])
+    preview = ["id", "status", "kind", "n_files", "main", "failure"]
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "arxiv_sources", days, preview))

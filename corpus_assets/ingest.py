@@ -1,5 +1,6 @@
 """Ingest assets: arXiv metadata per OAI datestamp day."""
 
+import os
 from collections import Counter
 
 import dagster as dg
@@ -8,27 +9,19 @@ import polars as pl
 from corpus import arxiv_ids
 from corpus.landing import LandingZone
 from corpus.records import failures_frame, records_frame
-from corpus_assets.common import count_table, markdown_preview
-from corpus_assets.partitions import daily_asset, partition_dates
+from corpus_assets.common import (
+    OWNERS,
+    count_table,
+    partition_metadata,
+    partitions_label,
+    report_day,
+    selected,
+)
+from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
 
 METADATA_FAILURES = "arxiv_metadata_failures"  # side table: records that could not be read, with reasons
-
-metadata_checks = [
-    dg.AssetCheckSpec("ids_unique", asset="arxiv_metadata", description="no id twice in a partition"),
-    dg.AssetCheckSpec("ids_valid", asset="arxiv_metadata", description="every id is a valid arXiv id"),
-    dg.AssetCheckSpec(
-        "required_fields_present",
-        asset="arxiv_metadata",
-        description="every live record has id, datestamp, title, authors and categories",
-    ),
-    dg.AssetCheckSpec(
-        "no_unreadable_records",
-        asset="arxiv_metadata",
-        description="no record or page of these days failed to parse (see arxiv_metadata_failures)",
-    ),
-]
 
 
 def harvest_into_landing(
@@ -63,106 +56,160 @@ def harvest_into_landing(
         harvester.client.close()
 
 
-@daily_asset(
-    group_name="ingest",
-    kinds={"parquet"},
-    pool="arxiv_api",
-    check_specs=metadata_checks,
-    description="arXiv metadata (SPEC.md §1), one partition per OAI datestamp day.",
+METADATA_CHECKS = [
+    dg.AssetCheckSpec("ids_unique", asset="arxiv_metadata", description="no id twice in a partition"),
+    dg.AssetCheckSpec("ids_valid", asset="arxiv_metadata", description="every id is a valid arXiv id"),
+    dg.AssetCheckSpec(
+        "required_fields_present",
+        asset="arxiv_metadata",
+        description="every live record has id, datestamp, title, authors and categories",
+    ),
+    dg.AssetCheckSpec(
+        "no_unreadable_records",
+        asset="arxiv_metadata",
+        description="no record or page of these days failed to parse (see arxiv_metadata_failures)",
+    ),
+]
+LANDING_MARKER = "landing"  # sidecar of each arxiv_metadata partition: the pages' fingerprint
+
+
+def network_pool() -> str | None:
+    """The ``arxiv_api`` pool (one request stream, arXiv's terms) only when the assets talk to
+    arxiv.org; reading a landing zone or bulk archives is not throttled by it."""
+    return "arxiv_api" if os.environ.get("CORPUS_SOURCE", "landing") == "arxiv" else None
+
+
+@daily_multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "arxiv_metadata",
+            group_name="ingest",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="arXiv metadata (SPEC.md §1), one partition per OAI datestamp day.",
+        ),
+        dg.AssetSpec(
+            METADATA_FAILURES,
+            group_name="ingest",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="Records and pages of the day that could not be read, each with its reason.",
+        ),
+    ],
+    pool=network_pool(),
+    check_specs=METADATA_CHECKS,
+    can_subset=True,  # `--select arxiv_metadata` works; both tables are still written, together
 )
-def arxiv_metadata(
-    context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv: ArxivResource
-) -> dg.MaterializeResult:
+def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv: ArxivResource):
     days = partition_dates(context)
     landing = corpus.landing_zone
     if arxiv.source == "arxiv":
         harvest_into_landing(context, arxiv, landing, days)
     store = corpus.store
+    cache = corpus.landing_index_cache
+    fingerprints = landing.day_fingerprints(cache)  # before reading: a later change means a re-run
+    found = landing.read_days(days, cache=cache)
+    for w in found.warnings:
+        context.log.warning(w)
 
-    # One day at a time: a backfill of a year is one run with bounded memory.
-    n = new = deleted = dup_ids = duplicates = 0
-    categories: Counter[str] = Counter()
-    failures: list = []
-    per_day: dict[str, int] = {}
+    dup_ids = 0
     bad_ids: list[str] = []
     missing_ids: list[str] = []
-    files_read: set[str] = set()
-    preview = None
+    failures = []
     for day in days:
-        found = landing.read_days([day], cache=corpus.landing_index_cache)
         frame = records_frame(found.records[day])
-        store.write_partition("arxiv_metadata", day, frame)
         day_failures = [f for f in found.failures if f.datestamp == day]
-        store.write_partition(METADATA_FAILURES, day, failures_frame(day_failures))
-        failures.extend(day_failures)
-        for w in found.warnings:
-            context.log.warning(w)
-        files_read.update(found.files)
-        duplicates += found.duplicates_dropped
-        per_day[day] = frame.height
-        n += frame.height
-        new += int(frame["is_new"].sum())
-        deleted += int(frame["deleted"].sum())
-        dup_ids += frame.height - frame["id"].n_unique()
-        categories.update(c for c in frame["primary_category"].to_list() if c)
-        bad_ids += [i for i in frame["id"].to_list() if not arxiv_ids.is_valid(i)]
-        missing = frame.filter(~pl.col("deleted")).filter(
-            (pl.col("title").str.len_chars() == 0)
-            | (pl.col("authors").list.len() == 0)
-            | (pl.col("categories").list.len() == 0)
-            | pl.col("datestamp").is_null()
+        failures += day_failures
+        store.write_partition(
+            "arxiv_metadata", day, frame, markers={LANDING_MARKER: fingerprints.get(day, "")}
         )
-        missing_ids += missing["id"].to_list()
-        if preview is None and frame.height:
-            preview = frame
-    store.refresh_views()
+        store.write_partition(METADATA_FAILURES, day, failures_frame(day_failures))
+        dup_ids += frame.height - frame["id"].n_unique()
+        bad_ids += [i for i in frame["id"].to_list() if not arxiv_ids.is_valid(i)]
+        missing_ids += (
+            frame.filter(~pl.col("deleted"))
+            .filter(
+                (pl.col("title").str.len_chars() == 0)
+                | (pl.col("authors").list.len() == 0)
+                | (pl.col("categories").list.len() == 0)
+                | pl.col("datestamp").is_null()
+            )["id"]
+            .to_list()
+        )
+        categories = Counter(c for c in frame["primary_category"].to_list() if c)
+        report_day(
+            context,
+            "arxiv_metadata",
+            day,
+            frame.height,
+            {
+                "new": int(frame["is_new"].sum()),
+                "updated": frame.height - int(frame["is_new"].sum()),
+                "deleted": int(frame["deleted"].sum()),
+                "failed_records": len(day_failures),
+                "primary_categories": count_table(dict(categories.most_common(15)), "category"),
+            },
+        )
+        report_day(
+            context,
+            METADATA_FAILURES,
+            day,
+            len(day_failures),
+            {"reasons": count_table(Counter(f.reason.split(":")[0] for f in day_failures), "reason")},
+        )
+    store.refresh_views(["arxiv_metadata", METADATA_FAILURES])
     if failures:
         context.log.warning(f"{len(failures)} record(s)/page(s) could not be read: see {METADATA_FAILURES}")
 
-    return dg.MaterializeResult(
+    if selected(context, METADATA_FAILURES):
+        yield dg.MaterializeResult(
+            asset_key=METADATA_FAILURES,
+            metadata=partition_metadata(store, METADATA_FAILURES, days, ["source", "position", "reason"]),
+        )
+    if not selected(context, "arxiv_metadata"):
+        return
+    covered = partitions_label(days)
+    yield dg.MaterializeResult(
+        asset_key="arxiv_metadata",
         metadata={
-            "records": n,
-            "new": new,
-            "updated": n - new,
-            "deleted": deleted,
-            "failed_records": len(failures),
-            "duplicates_dropped": duplicates,
-            "days": len(days),
-            "landing_files_read": len(files_read),
-            "records_per_day": count_table(per_day, "date"),
-            "primary_categories": count_table(dict(categories.most_common(30)), "category", total=n),
-            "preview": markdown_preview(
-                preview if preview is not None else records_frame([]),
-                ["id", "version", "datestamp", "primary_category", "title"],
+            "duplicates_dropped": found.duplicates_dropped,
+            "landing_files_read": len(found.files),
+            **partition_metadata(
+                store, "arxiv_metadata", days, ["id", "version", "datestamp", "primary_category", "title"]
             ),
-            "path": dg.MetadataValue.path(str(store.asset_dir("arxiv_metadata"))),
         },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="ids_unique", passed=dup_ids == 0, metadata={"duplicates": dup_ids}
-            ),
-            dg.AssetCheckResult(
-                check_name="ids_valid",
-                passed=not bad_ids,
-                metadata={"invalid": len(bad_ids), "examples": str(bad_ids[:5])},
-            ),
-            dg.AssetCheckResult(
-                check_name="required_fields_present",
-                passed=missing.height == 0,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "records_missing_fields": missing.height,
-                    "examples": str(missing["id"].head(5).to_list()),
-                },
-            ),
-            dg.AssetCheckResult(
-                check_name="no_unreadable_records",
-                passed=not failures,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "failures": len(failures),
-                    "reasons": str(Counter(f.reason.split(":")[0] for f in failures).most_common(5)),
-                },
-            ),
-        ],
+    )
+    yield dg.AssetCheckResult(
+        asset_key="arxiv_metadata",
+        check_name="ids_unique",
+        passed=dup_ids == 0,
+        metadata={"partitions": covered, "duplicates": dup_ids},
+    )
+    yield dg.AssetCheckResult(
+        asset_key="arxiv_metadata",
+        check_name="ids_valid",
+        passed=not bad_ids,
+        metadata={"partitions": covered, "invalid": len(bad_ids), "examples": str(bad_ids[:5])},
+    )
+    yield dg.AssetCheckResult(
+        asset_key="arxiv_metadata",
+        check_name="required_fields_present",
+        passed=not missing_ids,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "partitions": covered,
+            "records_missing_fields": len(missing_ids),
+            "examples": str(missing_ids[:5]),
+        },
+    )
+    yield dg.AssetCheckResult(
+        asset_key="arxiv_metadata",
+        check_name="no_unreadable_records",
+        passed=not failures,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "partitions": covered,
+            "failures": len(failures),
+            "reasons": str(Counter(f.reason.split(":")[0] for f in failures).most_common(5)),
+        },
     )

@@ -1,80 +1,108 @@
-"""Papers assets: canonical metadata with explainable filters, and every bibliography entry."""
-
-from collections import Counter
+"""Papers assets: canonical metadata with explainable filters (and the arXiv ids each paper's
+text names), and every bibliography entry."""
 
 import dagster as dg
 
 from corpus.metadata import filter_table
-from corpus.stages import bib_entries_day, papers_day
-from corpus_assets.common import count_table, markdown_preview, rows_table
-from corpus_assets.partitions import daily_asset, partition_dates
+from corpus.stages import FULLTEXT_IDS, bib_entries_day, papers_day
+from corpus_assets.common import (
+    OWNERS,
+    count_table,
+    partition_metadata,
+    partition_rows,
+    report_day,
+    rows_table,
+    selected,
+)
+from corpus_assets.partitions import daily_asset, daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
 
-@daily_asset(
-    deps=["arxiv_metadata", "pdf_parses", "latex_parses"],
-    group_name="papers",
-    kinds={"parquet"},
-    description="One row per paper: canonical metadata (OAI first), the chosen full text and the S2ORC filters.",
+@daily_multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "papers",
+            deps=["arxiv_metadata", "pdf_parses", "latex_parses"],
+            group_name="papers",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="One row per paper: canonical metadata (OAI first), the chosen full text and the "
+            "S2ORC filters.",
+        ),
+        dg.AssetSpec(
+            FULLTEXT_IDS,
+            deps=["arxiv_metadata", "pdf_parses", "latex_parses"],
+            group_name="papers",
+            kinds={"parquet"},
+            owners=OWNERS,
+            description="arXiv ids named in each kept paper's body text (co-citation edges, "
+            "arXiv-as-a-dataset §2.3), from the same chosen parse as papers.",
+        ),
+    ],
+    can_subset=True,  # both tables are written together; only the selected ones are reported
 )
-def papers(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
+def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
     days = partition_dates(context)
-    reasons: list[str | None] = []
-    counts: Counter[str] = Counter()
-    parse_reasons: Counter[str] = Counter()
-    failures: list[dict] = []
+    store = corpus.store
     for day in days:
         summary = papers_day(corpus.home, day)
-        reasons += summary["drop_reasons"]
-        counts.update(summary["counts"])
-        parse_reasons.update(summary["parse_reasons"])
-        failures += summary["failures"]
-    for f in failures:
-        context.log.warning(f"paper {f['id']} could not be built: {f['reason']}")
-    corpus.store.refresh_views()
-    rows = corpus.store.read_partitions("papers", days)
-    return dg.MaterializeResult(
-        metadata={
-            "papers": len(reasons),
-            "kept": sum(1 for r in reasons if r is None),
-            "failed": len(failures),
-            "filters": rows_table(
-                filter_table([{"drop_reason": r} for r in reasons]),
-                ["filter", "description", "dropped", "remaining"],
-            ),
-            "paper_counts": count_table(dict(counts), "count"),
-            "parse_choice": count_table(dict(parse_reasons), "reason"),
-            "preview": markdown_preview(
-                rows, ["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"]
-            ),
-        }
-    )
+        for f in summary["failures"]:
+            context.log.warning(f"paper {f['id']} could not be built: {f['reason']}")
+        reasons = summary["drop_reasons"]
+        report_day(
+            context,
+            "papers",
+            day,
+            summary["papers"],
+            {
+                "kept": sum(1 for r in reasons if r is None),
+                "failed": len(summary["failures"]),
+                "filters": rows_table(
+                    filter_table([{"drop_reason": r} for r in reasons]),
+                    ["filter", "description", "dropped", "remaining"],
+                ),
+                "paper_counts": count_table(summary["counts"], "statistic"),
+                "parse_choice": count_table(summary["parse_reasons"], "reason"),
+            },
+        )
+        report_day(context, FULLTEXT_IDS, day, partition_rows(store, FULLTEXT_IDS, day))
+    store.refresh_views(["papers", FULLTEXT_IDS])
+    preview = ["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"]
+    if selected(context, "papers"):
+        yield dg.MaterializeResult(
+            asset_key="papers", metadata=partition_metadata(store, "papers", days, preview)
+        )
+    if selected(context, FULLTEXT_IDS):
+        yield dg.MaterializeResult(
+            asset_key=FULLTEXT_IDS,
+            metadata=partition_metadata(store, FULLTEXT_IDS, days, ["citing_id", "cited_id", "mentions"]),
+        )
 
 
 @daily_asset(
     deps=["papers"],
     group_name="papers",
     kinds={"parquet"},
+    owners=OWNERS,
     description="Every bibliography entry of every chosen parse, with normalised title, DOI and arXiv id.",
 )
 def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
     days = partition_dates(context)
-    totals: Counter[str] = Counter()
     for day in days:
         summary = bib_entries_day(corpus.home, day)
-        totals.update({k: v for k, v in summary.items() if k != "day"})
-    corpus.store.refresh_views()
-    n = totals["entries"] or 1
-    return dg.MaterializeResult(
-        metadata={
-            "entries": totals["entries"],
-            "with_title": totals["with_title"],
-            "with_doi": totals["with_doi"],
-            "with_arxiv_id": totals["with_arxiv_id"],
-            "share_with_title": round(totals["with_title"] / n, 4),
-            "preview": markdown_preview(
-                corpus.store.read_partitions("bib_entries", days),
-                ["entry_id", "norm_title", "doi", "arxiv_id", "year", "first_author_surname", "mentions"],
-            ),
-        }
-    )
+        n = summary["entries"] or 1
+        report_day(
+            context,
+            "bib_entries",
+            day,
+            summary["entries"],
+            {
+                "with_title": summary["with_title"],
+                "with_doi": summary["with_doi"],
+                "with_arxiv_id": summary["with_arxiv_id"],
+                "share_with_title": round(summary["with_title"] / n, 4),
+            },
+        )
+    corpus.store.refresh_views(["bib_entries"])
+    preview = ["entry_id", "norm_title", "doi", "arxiv_id", "year", "first_author_surname", "mentions"]
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "bib_entries", days, preview))

@@ -1,56 +1,53 @@
 """Parse assets: structured full text from LaTeX (and, with Grobid, from PDFs)."""
 
-from collections import Counter
-
 import dagster as dg
-import polars as pl
 
-from corpus.stages import parse_summary, pdf_parses_day
-from corpus_assets.common import count_table, markdown_preview
-from corpus_assets.deployment import run_stage
+from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day
+from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
 
-SUMMARY_COLUMNS = [
-    "id", "parser", "status", "reason", "citation_style", "n_paragraphs", "n_cite_spans",
-    "n_linked_cite_spans", "n_bib_entries", "body_chars",
-]  # fmt: skip
+PREVIEW = ["id", "status", "reason", "citation_style", "n_paragraphs", "n_cite_spans", "n_bib_entries"]
 
 
-def parse_metadata(store, asset: str, days: list[str]) -> dict:
-    """Table-4-like averages and the citation-style histogram over the days of a run."""
-    rows = store.read_partitions(asset, days)
-    rows = rows.select([c for c in SUMMARY_COLUMNS if c in rows.columns]) if rows.height else rows
-    summary = parse_summary(rows.to_dicts()) if rows.height else parse_summary([])
-    return {
-        "papers": summary["papers"],
-        "parsed": summary["parsed"],
-        "failed": summary["failed"],
-        "paragraphs_per_paper": summary["paragraphs_per_paper"],
-        "cite_spans_per_paper": summary["cite_spans_per_paper"],
-        "linked_cite_spans_per_paper": summary["linked_cite_spans_per_paper"],
-        "bib_entries_per_paper": summary["bib_entries_per_paper"],
-        "status": count_table(summary["status"], "status"),
-        "failure_reasons": count_table(summary["reasons"], "reason"),
-        "citation_styles": count_table(summary["citation_styles"], "style"),
-        "preview": markdown_preview(rows if rows.height else pl.DataFrame(), SUMMARY_COLUMNS),
-    }
+def report_parse_day(context: dg.AssetExecutionContext, asset: str, day: str, summary: dict) -> None:
+    """One day's Table-4-like averages and citation-style histogram (corpus.stages.parse_summary)."""
+    report_day(
+        context,
+        asset,
+        day,
+        summary["papers"],
+        {
+            "parsed": summary["parsed"],
+            "failed": summary["failed"],
+            "paragraphs_per_paper": summary["paragraphs_per_paper"],
+            "cite_spans_per_paper": summary["cite_spans_per_paper"],
+            "linked_cite_spans_per_paper": summary["linked_cite_spans_per_paper"],
+            "bib_entries_per_paper": summary["bib_entries_per_paper"],
+            "status": count_table(summary["status"], "status"),
+            "failure_reasons": count_table(summary["reasons"], "reason"),
+            "citation_styles": count_table(summary["citation_styles"], "style"),
+        },
+    )
 
 
 @daily_asset(
     deps=["arxiv_sources"],
     group_name="parse",
     kinds={"parquet", "latex"},
+    owners=OWNERS,
     description="LaTeX -> S2ORC-style structured full text (the same schema as pdf_parses).",
 )
 def latex_parses(
     context: dg.AssetExecutionContext, corpus: CorpusStore, pipes: dg.ResourceParam[dg.PipesClient]
 ) -> dg.MaterializeResult:
     days = partition_dates(context)
-    run_stage(context, pipes, "latex_parses_day", days, {"home": corpus.home})
-    corpus.store.refresh_views()
-    return dg.MaterializeResult(metadata=parse_metadata(corpus.store, "latex_parses", days))
+    params = {"home": corpus.home, "workers": paper_workers(context)}
+    for day, summary in zip(days, run_stage(context, pipes, "latex_parses_day", days, params), strict=True):
+        report_parse_day(context, "latex_parses", day, summary)
+    corpus.store.refresh_views(["latex_parses"])
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "latex_parses", days, PREVIEW))
 
 
 def grobid_settings(grobid: GrobidResource) -> dict:
@@ -71,6 +68,7 @@ def grobid_settings(grobid: GrobidResource) -> dict:
     deps=["arxiv_pdfs"],
     group_name="parse",
     kinds={"parquet", "xml"},
+    owners=OWNERS,
     pool="grobid",
     description="Grobid TEI for every PDF that passed the filters: cached by PDF sha256, or from the service.",
 )
@@ -80,34 +78,39 @@ def grobid_tei(
     grobid: GrobidResource,
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
-    status: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    sent, unavailable = 0, None
+    days = partition_dates(context)
     params = {"home": corpus.home, "landing": corpus.landing, "grobid": grobid_settings(grobid)}
-    for summary in run_stage(context, pipes, "grobid_tei_day", partition_dates(context), params):
-        status.update(summary["status"])
-        reasons.update(summary["reasons"])
-        sent += summary["sent"]
+    unavailable = None
+    for day, summary in zip(days, run_stage(context, pipes, "grobid_tei_day", days, params), strict=True):
+        status = summary["status"]
         unavailable = unavailable or summary["unavailable"]
-    corpus.store.refresh_views()
+        report_day(
+            context,
+            "grobid_tei",
+            day,
+            summary["pdfs"],
+            {
+                "tei_available": status.get("ok", 0) + status.get("cached", 0),
+                "sent_to_grobid": summary["sent"],
+                "pending": status.get("pending", 0),
+                "status": count_table(status, "status"),
+                "failure_reasons": count_table(summary["reasons"], "reason"),
+            },
+        )
+    corpus.store.refresh_views(["grobid_tei"])
     if unavailable:
         context.log.warning(
-            f"{status.get('pending', 0)} PDF(s) pending: {unavailable}. Cached TEI was used; "
+            f"PDF(s) pending: {unavailable}. Cached TEI was used; "
             "start Grobid (docker/) and re-run to parse the rest."
         )
     return dg.MaterializeResult(
         metadata={
-            "pdfs": sum(status.values()),
-            "tei_available": status.get("ok", 0) + status.get("cached", 0),
-            "sent_to_grobid": sent,
-            "pending": status.get("pending", 0),
             "grobid": dg.MetadataValue.md(
                 f"**Grobid unavailable** — {unavailable}. Pending PDFs are parsed on a later run."
                 if unavailable
                 else f"Grobid at {grobid.base_url} answered (or every TEI was cached)."
             ),
-            "status": count_table(dict(status), "status"),
-            "failure_reasons": count_table(dict(reasons), "reason"),
+            **partition_metadata(corpus.store, "grobid_tei", days, ["id", "status", "source", "reason"]),
         }
     )
 
@@ -116,11 +119,15 @@ def grobid_tei(
     deps=["grobid_tei"],
     group_name="parse",
     kinds={"parquet"},
+    owners=OWNERS,
     description="Grobid TEI -> S2ORC-style structured full text (pdf_parse shape).",
 )
-def pdf_parses(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
+def pdf_parses(
+    context: dg.AssetExecutionContext, corpus: CorpusStore, pipes: dg.ResourceParam[dg.PipesClient]
+) -> dg.MaterializeResult:
     days = partition_dates(context)
-    for day in days:
-        pdf_parses_day(corpus.home, day)
-    corpus.store.refresh_views()
-    return dg.MaterializeResult(metadata=parse_metadata(corpus.store, "pdf_parses", days))
+    params = {"home": corpus.home, "workers": paper_workers(context)}
+    for day, summary in zip(days, run_stage(context, pipes, "pdf_parses_day", days, params), strict=True):
+        report_parse_day(context, "pdf_parses", day, summary)
+    corpus.store.refresh_views(["pdf_parses"])
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "pdf_parses", days, PREVIEW))

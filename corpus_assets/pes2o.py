@@ -1,10 +1,8 @@
 """Release assets: peS2o signals and verdicts per day, and the v1 / v2 releases."""
 
 import base64
-from collections import Counter
 
 import dagster as dg
-import polars as pl
 
 from corpus.pes2o_release import (
     DEFAULT_CUTOFF,
@@ -16,7 +14,7 @@ from corpus.pes2o_release import (
     write_release,
 )
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, markdown_preview, rows_table
+from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -25,50 +23,40 @@ from resources.store import CorpusStore
     deps=["papers"],
     group_name="release",
     kinds={"parquet"},
+    owners=OWNERS,
     description="peS2o signals of every kept paper (once), with the v1/v2 verdict and drop reason per "
     "source (s2orc full text, s2ag title+abstract) and the text of kept documents.",
 )
 def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
     days = partition_dates(context)
-    kept: Counter[str] = Counter()
-    reasons: dict[str, Counter[str]] = {}
-    papers = rows = 0
-    failures: list[dict] = []
-    duplicates: list[str] = []
     for day in days:
         summary = pes2o_day(corpus.home, day)
-        papers += summary["papers"]
-        rows += summary["rows"]
-        kept.update(summary["kept"])
-        for key, counts in summary["reasons"].items():
-            reasons.setdefault(key, Counter()).update(counts)
-        failures += summary["failures"]
-        duplicates += summary["duplicates"]
-    for f in failures:
-        context.log.warning(f"pes2o: paper {f['id']} could not be measured: {f['reason']}")
-    if duplicates:
-        context.log.warning(f"pes2o: ids listed twice in papers (first row used): {duplicates[:20]}")
-    corpus.store.refresh_views()
-    drops = [
-        {"release": key, "reason": reason, "dropped": n}
-        for key, counts in sorted(reasons.items())
-        for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
-    ]
-    frame = corpus.store.read_partitions("pes2o", days)
-    preview = frame.with_columns(pl.col("text").str.slice(0, 120)) if frame.height else pl.DataFrame()
-    return dg.MaterializeResult(
-        metadata={
-            "papers": papers,
-            "rows": rows,
-            "failed": len(failures),
-            "kept": count_table(dict(kept), "release", total=papers),
-            "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
-            "preview": markdown_preview(
-                preview,
-                ["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words", "text"],
-            ),
-        }
-    )
+        for f in summary["failures"]:
+            context.log.warning(f"pes2o: paper {f['id']} could not be measured: {f['reason']}")
+        if summary["duplicates"]:
+            context.log.warning(
+                f"pes2o: ids listed twice in papers (first row used): {summary['duplicates'][:20]}"
+            )
+        drops = [
+            {"release": key, "reason": reason, "dropped": n}
+            for key, counts in sorted(summary["reasons"].items())
+            for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        ]
+        report_day(
+            context,
+            "pes2o",
+            day,
+            summary["rows"],
+            {
+                "papers": summary["papers"],
+                "failed": len(summary["failures"]),
+                "kept": count_table(summary["kept"], "release", total=summary["papers"]),
+                "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
+            },
+        )
+    corpus.store.refresh_views(["pes2o"])
+    preview = ["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"]
+    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "pes2o", days, preview))
 
 
 MAX_FILE_ROWS = 100  # shards listed in the run's metadata

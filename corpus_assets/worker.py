@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 StageName = Literal[
     "arxiv_pdfs_day", "arxiv_sources_day", "grobid_tei_day", "latex_parses_day", "pdf_parses_day"
@@ -41,6 +41,7 @@ class StageParams(BaseModel):
     landing: str | None = None
     fetch: dict[str, Any] | None = None  # corpus.stages.FetchSettings fields
     grobid: dict[str, Any] | None = None  # corpus.grobid.GrobidClient keyword arguments; None = no Grobid
+    workers: int = Field(default=1, ge=1, le=1024)  # processes for per-paper work inside a day
 
 
 class StageRequest(BaseModel):

@@ -110,8 +110,9 @@ def test_paragraphs_per_day_with_reasons(built):
     assert paras.filter(~pl.col("kept"))["reason"].null_count() == 0  # every rejection names its rule
     assert (kept["n_cite_worthy"] >= 1).all() and set(kept["field"]) == {"Computer Science"}
     meta = _materialization(built["daily"]["2023-08-02"], "citeworth_paragraphs")
-    assert (meta["papers"], meta["candidates"], meta["kept"]) == (1, 1, 2)
-    assert meta["paragraphs"] == paras.height and meta["sentences"] == kept["n_sentences"].sum()
+    papers = _materialization(built["daily"]["2023-08-02"], "citeworth_candidates")
+    assert (papers["dagster/row_count"], papers["candidates"], meta["kept"]) == (1, 1, 2)
+    assert meta["dagster/row_count"] == paras.height and meta["sentences"] == kept["n_sentences"].sum()
     cand = pl.read_parquet(home / "citeworth_candidates" / "date=2020-10-03" / "part-0.parquet")
     row = cand.row(0, named=True)
     assert (row["paper_id"], row["parse_source"], row["reason"], row["kept_paragraphs"]) == (

@@ -100,7 +100,9 @@ def test_local_instance_constructs():
     with dg.instance_for_test(overrides=config) as instance:
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
         assert type(instance.run_launcher).__name__ == "DefaultRunLauncher"
-        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 2
+        # 4 in the repo file; `make dagster-home` renders it with the machine's cores
+        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 4
+        assert instance.run_retries_enabled
 
 
 def _full_schema_check(kind: str, tmp_path: Path) -> None:

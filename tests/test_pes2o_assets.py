@@ -41,7 +41,9 @@ RELEASE_CONFIG = {
     "ops": {f"pes2o_{v}": {"config": {"cutoff": CUTOFF, "max_shard_bytes": 1 << 20}} for v in ("v1", "v2")},
 }
 ASSETS = dg.load_assets_from_modules([ingest, files, parse, papers, pes2o_assets])
-DAILY = [a for a in ASSETS if a.partitions_def is not None and a.key.path != ["bib_entries"]]  # not needed
+DAILY = [
+    a for a in ASSETS if a.partitions_def is not None and dg.AssetKey("bib_entries") not in a.keys
+]  # not needed
 RELEASES = [a for a in ASSETS if a.partitions_def is None]
 
 
@@ -73,7 +75,7 @@ def built(tmp_path_factory, shared_landing):
         trees = {v: _tree(release_dir(home, v)) for v in ("v1", "v2")}
         # again, from a re-materialised daily partition: the same bytes must come out
         again_day = dg.materialize(
-            [a for a in DAILY if a.key.path == ["pes2o"]],
+            [a for a in DAILY if dg.AssetKey("pes2o") in a.keys],
             partition_key="2023-08-02",
             resources=resources,
             instance=instance,
