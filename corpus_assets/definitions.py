@@ -6,12 +6,21 @@ import dagster as dg
 
 from corpus_assets import citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.deployment import build_pipes_resource, executor_def
-from corpus_assets.jobs import all_jobs
+from corpus_assets.jobs import (
+    DAILY_ASSETS,
+    UNPARTITIONED_ASSETS,
+    all_jobs,
+    automation_sensor,
+    cross_day_condition,
+    daily_condition,
+)
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
 from sensors.endpoint import arxiv_endpoint_sensor
 from sensors.landing import landing_oai_sensor
+
+ROOTS = {"arxiv_metadata", "arxiv_metadata_failures"}  # started by the sensors, not by a condition
 
 
 def build_resources() -> dict:
@@ -24,11 +33,29 @@ def build_resources() -> dict:
     }
 
 
+def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """Each asset's automation condition (corpus_assets.jobs): daily ones follow their day's
+    inputs, cross-day ones catch up on CORPUS_GRAPH_CRON."""
+    name = spec.key.to_user_string()
+    if name in DAILY_ASSETS and name not in ROOTS:
+        return spec.replace_attributes(automation_condition=daily_condition())
+    if name in UNPARTITIONED_ASSETS:
+        return spec.replace_attributes(automation_condition=cross_day_condition())
+    return spec
+
+
+assets = dg.with_source_code_references(
+    dg.map_asset_specs(
+        with_automation,
+        dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth]),
+    )
+)
+
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth]),
+    assets=assets,
     asset_checks=dg.load_asset_checks_from_modules([citeworth]),
     jobs=all_jobs,
-    sensors=[landing_oai_sensor, arxiv_endpoint_sensor],
+    sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor],
     resources=build_resources(),
     executor=executor_def(),  # in process by default; CORPUS_EXECUTOR=celery|k8s for steps across machines
 )

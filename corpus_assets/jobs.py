@@ -1,11 +1,39 @@
-"""Jobs: the daily corpus job (every daily asset of one day) and its retry policy."""
+"""Jobs: the daily corpus job (every daily asset of the days asked for) and the cross-day job,
+their retry policy, and the automation that keeps both current.
+
+The flow (H): the landing and endpoint sensors ask ``corpus_daily`` for each new or changed
+day; the cross-day assets catch up on ``CORPUS_GRAPH_CRON`` through their automation
+condition once any daily partition is newer than they are, so ten new days in an hour give
+one cross-day run. A user who materialises only ``arxiv_metadata`` of a day in the UI gets
+the rest of that day by the daily assets' own condition.
+"""
 
 from __future__ import annotations
+
+import os
 
 import dagster as dg
 
 DAILY_JOB = "corpus_daily"
 METADATA_JOB = "arxiv_metadata_job"
+GRAPH_JOB = "corpus_graph"
+DEFAULT_GRAPH_CRON = "0 * * * *"  # hourly
+
+DAILY_ASSETS = [
+    "arxiv_metadata",
+    "arxiv_metadata_failures",
+    "arxiv_pdfs",
+    "arxiv_sources",
+    "grobid_tei",
+    "pdf_parses",
+    "latex_parses",
+    "papers",
+    "fulltext_ids",
+    "bib_entries",
+    "pes2o",
+    "citeworth_paragraphs",
+    "citeworth_candidates",
+]
 UNPARTITIONED_ASSETS = [
     "citation_links",
     "citation_graph",
@@ -16,22 +44,62 @@ UNPARTITIONED_ASSETS = [
 
 # Retries live on jobs, not assets (DESIGN.md §4): transient network faults retry the step.
 retry = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
+# Runs the automation sensor launches are retried whole by the instance (dagster.yaml run_retries).
+AUTOMATION_RUN_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILURE"}
+
+
+def graph_cron() -> str:
+    """``CORPUS_GRAPH_CRON``: when the cross-day assets catch up (a cron string, default hourly)."""
+    value = os.environ.get("CORPUS_GRAPH_CRON", "").strip() or DEFAULT_GRAPH_CRON
+    from dagster._utils.schedules import is_valid_cron_string
+
+    if not is_valid_cron_string(value):
+        raise ValueError(f"CORPUS_GRAPH_CRON={value!r} is not a cron string")
+    return value
+
+
+def daily_condition() -> dg.AutomationCondition:
+    """A daily asset's partition follows its inputs: when an input partition of the same day
+    was updated by a run that did not also build it (e.g. ``arxiv_metadata`` alone from the
+    UI), once no input is missing or still running. ``corpus_daily`` runs build every daily
+    asset of a day together, so they never trigger it twice. Unlike ``eager()`` it is not
+    limited to the latest day: arXiv's datestamps arrive for old days too."""
+    AC = dg.AutomationCondition
+    return (
+        AC.any_deps_updated().since_last_handled().with_label("an input of this day changed")
+        & ~AC.any_deps_missing()
+        & ~AC.any_deps_in_progress()
+        & ~AC.in_progress()
+    ).with_label("follows its day's inputs")
+
+
+def cross_day_condition(cron: str | None = None) -> dg.AutomationCondition:
+    """A cross-day asset catches up once per cron tick, and only when a partition it reads is
+    newer than its last run (the label the UI shows while it waits); never while a day it
+    reads is still being built. All cross-day assets are asked in the same tick: one run."""
+    AC = dg.AutomationCondition
+    cron = cron or graph_cron()
+    return (
+        AC.cron_tick_passed(cron).since_last_handled().with_label(f"a tick of {cron} passed")
+        & AC.any_deps_updated().since_last_handled().with_label("a daily partition is newer than this asset")
+        & ~AC.any_deps_in_progress().with_label("a day it reads is being built")
+        & ~AC.in_progress()
+    ).with_label(f"catches up on {cron}")
+
 
 corpus_daily = dg.define_asset_job(
     DAILY_JOB,
-    selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*UNPARTITIONED_ASSETS),
+    selection=dg.AssetSelection.assets(*DAILY_ASSETS),
     op_retry_policy=retry,
-    description="Every daily asset for the partitions requested (one day, or a range in a backfill).",
+    description="Every daily asset for the partitions requested (one day, or a few days of a backfill).",
 )
 
 arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
-    selection=dg.AssetSelection.assets("arxiv_metadata"),
+    selection=dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
-    description="Only arxiv_metadata: what the sensors request when new OAI metadata lands.",
+    description="Only arxiv_metadata (the rest of the day follows by its automation condition).",
 )
-
-GRAPH_JOB = "corpus_graph"
 
 corpus_graph = dg.define_asset_job(
     GRAPH_JOB,
@@ -41,3 +109,13 @@ corpus_graph = dg.define_asset_job(
 )
 
 all_jobs = [corpus_daily, arxiv_metadata_job, corpus_graph]
+
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "corpus_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    run_tags=AUTOMATION_RUN_TAGS,
+    description="Evaluates the assets' automation conditions: a day's assets follow their inputs, the "
+    f"cross-day assets catch up on CORPUS_GRAPH_CRON (default {DEFAULT_GRAPH_CRON!r}).",
+)

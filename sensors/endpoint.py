@@ -1,12 +1,14 @@
 """Endpoint sensor (stopped by default): asks arXiv's OAI-PMH endpoint whether days
-after the newest materialised partition have records, and requests those days."""
+after the newest materialised partition have records, and requests a ``corpus_daily`` run
+for each (harvested pages land in ``landing/oai/``, where the landing sensor sees them as
+already built)."""
 
 import datetime as dt
 
 import dagster as dg
 
 from corpus.oai import OaiError
-from corpus_assets.jobs import arxiv_metadata_job
+from corpus_assets.jobs import corpus_daily
 from corpus_assets.partitions import start_date
 from resources.arxiv import ArxivResource
 
@@ -31,10 +33,11 @@ def days_to_check(newest: str | None, checked_until: str | None, today: dt.date)
 
 
 @dg.sensor(
-    job=arxiv_metadata_job,
+    job=corpus_daily,
     minimum_interval_seconds=3600,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description="Polls the arXiv OAI-PMH endpoint for datestamps newer than the newest arxiv_metadata partition.",
+    description="Polls the arXiv OAI-PMH endpoint for datestamps newer than the newest arxiv_metadata "
+    "partition and asks corpus_daily for them (the same flow as the landing sensor).",
 )
 def arxiv_endpoint_sensor(context: dg.SensorEvaluationContext, arxiv: ArxivResource) -> dg.SensorResult:
     materialized = context.instance.get_materialized_partitions(dg.AssetKey("arxiv_metadata"))

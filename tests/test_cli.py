@@ -1,4 +1,5 @@
-"""The two CLI entry points users rely on: `dagster asset materialize --partition-range` and `dagster dev`."""
+"""The CLI entry points users rely on: `dagster asset materialize --partition` on any landing day (no
+settings: the first partition is the landing zone's earliest day) and `dagster dev`."""
 
 from __future__ import annotations
 
@@ -26,23 +27,20 @@ def _env(tmp_path: Path, landing: Path) -> dict[str, str]:
         "CORPUS_HOME": str(tmp_path / "data"),
         "CORPUS_LANDING": str(landing),
         "DAGSTER_HOME": str(home),
-        "CORPUS_START_DATE": "2007-03-31",
     }
 
 
-def test_materialize_partition_range_from_the_cli(tmp_path, shared_landing):
+def test_materialize_the_earliest_landing_day_from_the_cli(tmp_path, shared_landing):
+    """2007-03-31 is before 2007-04-01: it is a partition because the landing zone holds it."""
+    env = {k: v for k, v in _env(tmp_path, shared_landing).items() if k != "CORPUS_START_DATE"}
     cmd = [
         str(BIN / "dagster"), "asset", "materialize", "-m", "corpus_assets.definitions",
-        "--select", "arxiv_metadata", "--partition-range", "2007-03-31...2007-04-02",
+        "--select", "arxiv_metadata", "--partition", "2007-03-31",
     ]  # fmt: skip
-    proc = subprocess.run(
-        cmd, cwd=REPO, env=_env(tmp_path, shared_landing), capture_output=True, text=True, timeout=240
-    )
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    frame = pl.read_parquet(
-        tmp_path / "data" / "arxiv_metadata" / "date=*" / "*.parquet", hive_partitioning=True
-    )
-    assert frame.height == 12 and frame["id"].n_unique() == 12
+    frame = pl.read_parquet(tmp_path / "data" / "arxiv_metadata" / "date=2007-03-31" / "part-0.parquet")
+    assert frame.height == 4 and frame["id"].n_unique() == 4
 
 
 def _free_port() -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def test_definitions_load_and_validate():
     assert defs.resolve_sensor_def("landing_oai_sensor").default_status == dg.DefaultSensorStatus.RUNNING
     assert defs.resolve_sensor_def("arxiv_endpoint_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     spec = arxiv_metadata.backfill_policy
-    assert spec is not None and spec.max_partitions_per_run is None  # single run: the CLI takes ranges
+    assert spec is not None and spec.max_partitions_per_run == 4  # a backfill fans out in runs of 4 days
 
 
 @pytest.fixture
@@ -56,8 +55,11 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
         first = pl.read_parquet(path)
         assert first.height == 4 and first["id"].is_unique().all()
         assert set(first["datestamp"].cast(str)) == {"2007-04-02"}
-        mat = result.asset_materializations_for_node("arxiv_metadata")[0]
-        assert mat.metadata["records"].value == 4
+        mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
+        meta = mats["arxiv_metadata"].materialization.metadata
+        assert meta["dagster/row_count"].value == 4 and meta["new"].value + meta["updated"].value == 4
+        assert "dagster/column_schema" in meta and mats[METADATA_FAILURES]
+        assert meta["dagster/column_schema"].value.columns[0].description.startswith("arXiv id")
         checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
         assert checks == {
             "ids_unique": True,
@@ -68,7 +70,7 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
         again = _materialize(store, instance, "2007-04-02")
         assert again.success
         assert pl.read_parquet(path).equals(first)  # same rows, never duplicates
-        assert len(list(path.parent.iterdir())) == 1  # no leftovers of the swap
+        assert sorted(p.name for p in path.parent.iterdir()) == ["_landing", "part-0.parquet"]  # no leftovers
         empty = _materialize(store, instance, "2007-04-03")  # a day with no records: an empty partition
         assert empty.success
         assert (
@@ -78,24 +80,33 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
 
 
 def test_backfill_range_in_one_run(store):
+    """A run of a backfill covers up to CORPUS_DAYS_PER_RUN days (4), each its own partition."""
     with dg.instance_for_test() as instance:
         tags = {
             "dagster/asset_partition_range_start": "2007-04-01",
-            "dagster/asset_partition_range_end": "2007-04-09",
+            "dagster/asset_partition_range_end": "2007-04-04",
         }
         result = _materialize(store, instance, tags=tags)
         assert result.success
         counts = {
             d: pl.read_parquet(Path(store.home) / "arxiv_metadata" / f"date={d}" / "part-0.parquet").height
-            for d in ("2007-04-01", "2007-04-02", "2007-04-05", "2007-04-09")
+            for d in ("2007-04-01", "2007-04-02", "2007-04-03", "2007-04-04")
         }
-        assert counts == {"2007-04-01": 4, "2007-04-02": 4, "2007-04-05": 0, "2007-04-09": 3}
+        assert counts == {"2007-04-01": 4, "2007-04-02": 4, "2007-04-03": 0, "2007-04-04": 0}
         materialized = instance.get_materialized_partitions(dg.AssetKey("arxiv_metadata"))
-        assert len(materialized) == 9
+        assert len(materialized) == 4
+        # Each day's own counts on its own event: nothing in an event grows with the run's length.
+        events = [
+            e
+            for e in result.get_asset_materialization_events()
+            if e.asset_key == dg.AssetKey("arxiv_metadata")
+        ]
+        rows = {e.partition: e.materialization.metadata["dagster/row_count"].value for e in events}
+        assert rows == counts
         import duckdb
 
         con = duckdb.connect(str(Path(store.home) / "corpus.duckdb"), read_only=True)
-        assert con.execute("select count(*) from arxiv_metadata").fetchone()[0] == 11
+        assert con.execute("select count(*) from arxiv_metadata").fetchone()[0] == 8
         con.close()
 
 
@@ -135,24 +146,19 @@ def test_landing_sensor_requests_each_day_once(store, shared_landing):
         assert not again.run_requests  # each file handled once
 
 
-def test_landing_sensor_plan_changed_file_and_cap():
+def test_landing_sensor_plan_changed_day_and_cap():
     today = dt.date(2024, 1, 10)
-
-    def page(*days: str) -> bytes:
-        return b"".join(b"<datestamp>%s</datestamp>" % d.encode() for d in days)
-
-    files = {
-        "a.xml": (10, 1, page("2024-01-01", "2024-01-02")),
-        "b.xml": (10, 1, page("2024-01-03", "2030-01-01")),
-    }
-    runs, cursor, skipped = plan_landing_runs(files, {}, today)
-    assert [d for d, _ in runs] == ["2024-01-01", "2024-01-02", "2024-01-03"]
-    assert len(skipped) == 1 and "2030-01-01" in skipped[0]
-    changed = {"a.xml": (11, 2, page("2024-01-02")), "b.xml": (10, 1, None)}
-    runs2, _, _ = plan_landing_runs(changed, cursor, today)
+    now = {"2024-01-01": "f1", "2024-01-02": "f2", "2024-01-03": "f3", "2030-01-01": "f4"}
+    runs, outside, complete = plan_landing_runs(now, {}, today)
+    assert [d for d, _ in runs] == ["2024-01-01", "2024-01-02", "2024-01-03"] and complete
+    assert len(outside) == 1 and "2030-01-01" in outside[0]
+    # Built from the same pages: nothing to do; one day's pages changed: that day, a new run key.
+    built = {"2024-01-01": "f1", "2024-01-02": "f2", "2024-01-03": "f3"}
+    assert plan_landing_runs({k: v for k, v in now.items() if k < "2030"}, built, today)[0] == []
+    runs2, _, _ = plan_landing_runs({**now, "2024-01-02": "f2b"}, built, today)
     assert [d for d, _ in runs2] == ["2024-01-02"] and runs2[0][1] != dict(runs)["2024-01-02"]
-    capped, cursor3, _ = plan_landing_runs(files, {}, today, max_days=2)
-    assert [d for d, _ in capped] == ["2024-01-01", "2024-01-02"] and "b.xml" not in cursor3
+    capped, _, complete = plan_landing_runs(now, {}, today, max_days=2)
+    assert [d for d, _ in capped] == ["2024-01-01", "2024-01-02"] and not complete
 
 
 LIST_IDENTIFIERS = """<?xml version="1.0" encoding="UTF-8"?>
@@ -215,8 +221,11 @@ def test_live_harvest_saves_pages_into_landing_first(tmp_path, shared_landing):
     assert rows.height == 3
 
 
-def test_cursor_is_json(store):
+def test_cursor_is_short_and_an_unchanged_listing_costs_nothing(store):
     with dg.instance_for_test() as instance:
         result = landing_oai_sensor(dg.build_sensor_context(instance=instance, resources={"corpus": store}))
-    cursor = json.loads(result.cursor)
-    assert "2007-04-01.xml" in cursor
+        assert result.cursor.startswith("30 pages ") and len(result.cursor) < 40
+        again = landing_oai_sensor(
+            dg.build_sensor_context(instance=instance, cursor=result.cursor, resources={"corpus": store})
+        )
+        assert not again.run_requests and "no new or changed" in again.skip_reason.skip_message
