@@ -11,17 +11,16 @@ from pathlib import Path
 
 
 def _prepare_env(landing: Path) -> list[str]:
-    """Point the settings at the landing zone; move the first partition back if needed."""
-    from corpus.landing import DEFAULT_START_DATE, LandingZone
+    """Point the settings at the landing zone; the days it holds that are partitions (the first
+    partition defaults to the landing zone's earliest day, corpus_assets.partitions)."""
+    from corpus.landing import LandingZone
 
     os.environ["CORPUS_LANDING"] = str(landing)
-    days = list(LandingZone(landing).datestamps())
-    start = os.environ.get("CORPUS_START_DATE", DEFAULT_START_DATE)
-    if days and days[0] < start:
-        os.environ["CORPUS_START_DATE"] = days[0]
+    from corpus_assets.partitions import start_date
+
+    start = start_date()
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    start = os.environ.get("CORPUS_START_DATE", DEFAULT_START_DATE)
-    return [d for d in days if start <= d < today]
+    return [d for d in LandingZone(landing).datestamps() if start <= d < today]
 
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -49,28 +48,31 @@ def main(argv: list[str] | None = None) -> int:
     import dagster as dg
 
     from corpus.store import Store
-    from corpus_assets.definitions import defs
+    from corpus_assets.launch import LocalLauncher
 
-    job = defs.resolve_job_def(args.job)
     instance = dg.DagsterInstance.get()
+    launcher = LocalLauncher(instance)  # ordinary runs of the code location "corpus": they show in the UI
     started = time.perf_counter()
     failed = []
-    for day in days:
-        result = job.execute_in_process(
-            partition_key=day, instance=instance, raise_on_error=False, run_config=QUIET
+    try:
+        for day in days:
+            run = launcher.run(args.job, partition_key=day, run_config=QUIET)
+            if not run.is_success:
+                failed.append(day)
+            print(f"  {day}: {'ok' if run.is_success else 'FAILED'} (run {run.run_id[:8]})", flush=True)
+        run = launcher.run("corpus_graph", run_config=QUIET)
+        print(
+            f"  cross-day assets: {'ok' if run.is_success else 'FAILED'} (run {run.run_id[:8]})", flush=True
         )
-        if not result.success:
-            failed.append(day)
-        print(f"  {day}: {'ok' if result.success else 'FAILED'} (run {result.run_id[:8]})", flush=True)
-    graph = defs.resolve_job_def("corpus_graph")
-    result = graph.execute_in_process(instance=instance, raise_on_error=False, run_config=QUIET)
-    print(f"  cross-day assets: {'ok' if result.success else 'FAILED'} (run {result.run_id[:8]})", flush=True)
-    if not result.success:
-        failed.append("corpus_graph")
+        if not run.is_success:
+            failed.append("corpus_graph")
+    finally:
+        launcher.close()
     took = time.perf_counter() - started
 
     store = Store.from_env()
-    db = store.refresh_views()
+    store.refresh_views()
+    db = store.views_db()
     print()
     print(
         f"Built {len(days)} daily partition(s) from {landing} in {took:.1f}s"
