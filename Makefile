@@ -13,7 +13,7 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/landing)
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv dagster-home sample bench clean
+.PHONY: demo test lint ui venv dagster-home sample bench clean backfill
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml corpus/_tally.c
@@ -22,9 +22,13 @@ $(STAMP): pyproject.toml corpus/_tally.c
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+# The instance config, with as many concurrent runs as the machine has cores.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 dagster-home:
 	@mkdir -p $(DAGSTER_HOME)
-	@cmp -s dagster.yaml $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	@sed 's/^\(    max_concurrent_runs:\) [0-9]*/\1 $(NPROC)/' dagster.yaml > $(DAGSTER_HOME)/.dagster.yaml.new
+	@cmp -s $(DAGSTER_HOME)/.dagster.yaml.new $(DAGSTER_HOME)/dagster.yaml \
+	  && rm $(DAGSTER_HOME)/.dagster.yaml.new || mv $(DAGSTER_HOME)/.dagster.yaml.new $(DAGSTER_HOME)/dagster.yaml
 
 # A small synthetic landing zone made by the project's own generator (only when CORPUS_LANDING is unset).
 sample: venv
@@ -50,6 +54,12 @@ ui: venv dagster-home
 	@start=$$($(BIN)/python -m corpus.landing earliest "$(DEMO_LANDING)"); \
 	if [ -n "$$start" ] && [[ "$$start" < "$${CORPUS_START_DATE:-2007-04-01}" ]]; then export CORPUS_START_DATE=$$start; fi; \
 	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
+
+# Every daily asset over FROM..TO as one Dagster backfill: runs of CORPUS_DAYS_PER_RUN days side by
+# side on every core; waits; exits non-zero if a day failed.
+backfill: venv dagster-home
+	@if [ -z "$(FROM)" ] || [ -z "$(TO)" ]; then echo "usage: make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD"; exit 2; fi
+	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/python -W ignore -m corpus_assets.backfill --from $(FROM) --to $(TO)
 
 bench: venv
 	@for b in benchmarks/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -46,3 +46,85 @@ def result(**values: float | int | str) -> None:
     for key, value in values.items():
         parts.append(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}")
     print("RESULT " + " ".join(parts), flush=True)
+
+
+class TreeSampler:
+    """CPU and resident memory of a process and all its descendants, sampled from /proc.
+
+    ``cpu_s`` adds each process's own CPU time as seen at its last sample (a process that
+    exits between samples loses at most one interval); ``peak_rss_mb`` is the largest sum of
+    RSS over the live tree; ``busy_cores`` the mean CPU rate over the intervals in which the
+    tree used at least ``busy_floor`` of a core (a backfill's waits between runs left out).
+    """
+
+    def __init__(self, pid: int, interval_s: float = 0.2):
+        import os
+        import threading
+
+        self.pid, self.interval_s = pid, interval_s
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        self._cpu: dict[int, float] = {}
+        self.peak_rss_mb = 0.0
+        self.rates: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _tree(self) -> list[int]:
+        import os
+
+        parent: dict[int, int] = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat") as fh:
+                        fields = fh.read().rsplit(")", 1)[1].split()
+                    parent[int(name)] = int(fields[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+        out, todo = [], [self.pid]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            todo.extend(c for c, pp in parent.items() if pp == p)
+        return out
+
+    def _sample(self) -> float:
+        total_rss, cpu_now = 0, 0.0
+        for p in self._tree():
+            try:
+                with open(f"/proc/{p}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{p}/statm") as fh:
+                    total_rss += int(fh.read().split()[1]) * self._page
+            except (OSError, IndexError, ValueError):
+                continue
+            cpu = (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
+            self._cpu[p] = max(self._cpu.get(p, 0.0), cpu)
+        cpu_now = sum(self._cpu.values())
+        self.peak_rss_mb = max(self.peak_rss_mb, total_rss / 2**20)
+        return cpu_now
+
+    def _run(self) -> None:
+        last_t, last_cpu = time.perf_counter(), self._sample()
+        while not self._stop.wait(self.interval_s):
+            cpu = self._sample()
+            now = time.perf_counter()
+            self.rates.append((cpu - last_cpu) / (now - last_t))
+            last_t, last_cpu = now, cpu
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self._cpu.values())
+
+    def busy_cores(self, busy_floor: float = 0.25) -> float:
+        busy = [r for r in self.rates if r >= busy_floor]
+        return sum(busy) / len(busy) if busy else 0.0

@@ -1,0 +1,158 @@
+"""``make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD``: every daily asset over a range, as one
+Dagster asset backfill (the same thing the UI's "Launch backfill" makes), and wait for it.
+
+The backfill daemon cuts the range into runs of ``CORPUS_DAYS_PER_RUN`` days (the assets'
+multi-run backfill policy); the run queue starts up to ``max_concurrent_runs`` of them side by
+side (the machine's cores, ``make dagster-home``), each in its own process; inside a run each
+day's per-paper work uses the cores left to it (:func:`corpus_assets.deployment.paper_workers`).
+When no daemon serves this instance (``make ui`` runs one), the backfill, run-queue and
+run-monitoring daemons run inside this command while it waits — not the sensors, so nothing
+but the range is built. Exit status: 0 when every run succeeded, 1 when a day failed, 2 on
+bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+POLL_S = 2.0
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+DAEMON_FRESH_S = 60.0  # a heartbeat younger than this means another daemon serves the instance
+
+
+def days_between(first: str, last: str) -> list[str]:
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    if end < start:
+        raise ValueError(f"FROM {first} is after TO {last}")
+    return [(start + dt.timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
+
+
+def daemon_running(instance) -> bool:
+    now = time.time()
+    beats = instance.get_daemon_heartbeats()
+    return any(
+        t in beats and now - beats[t].timestamp < DAEMON_FRESH_S
+        for t in ("BACKFILL", "QUEUED_RUN_COORDINATOR")
+    )
+
+
+def submit(instance, launcher, days: list[str], title: str) -> str:
+    """Add an asset backfill of every daily asset over ``days``; returns its id."""
+    import dagster as dg
+    from dagster._core.execution.backfill import PartitionBackfill
+    from dagster._core.utils import make_new_backfill_id
+
+    from corpus_assets.jobs import DAILY_ASSETS
+
+    backfill = PartitionBackfill.from_asset_partitions(
+        backfill_id=make_new_backfill_id(),
+        asset_graph=launcher.repo.asset_graph,
+        partition_names=days,
+        asset_selection=[dg.AssetKey(a) for a in DAILY_ASSETS],
+        backfill_timestamp=time.time(),
+        tags={},
+        dynamic_partitions_store=instance,
+        all_partitions=False,
+        title=title,
+        description=None,
+        run_config=QUIET,  # the runs' full logs are in the UI; the terminal shows progress
+    )
+    instance.add_backfill(backfill)
+    return backfill.backfill_id
+
+
+def serve_daemons(stack: ExitStack, instance) -> None:
+    """Run the backfill, run-queue and run-monitoring daemons in this process until exit."""
+    from dagster._core.workspace.load_target import WorkspaceFileTarget
+    from dagster._daemon.controller import create_daemon_of_type, daemon_controller_from_instance
+
+    def daemons(inst):
+        return [create_daemon_of_type(t, inst) for t in ("BACKFILL", "QUEUED_RUN_COORDINATOR", "MONITORING")]
+
+    stack.enter_context(
+        daemon_controller_from_instance(
+            instance,
+            WorkspaceFileTarget(paths=[str(REPO / "workspace.yaml")]),
+            gen_daemons=daemons,
+            log_level="warning",
+        )
+    )
+
+
+def wait(instance, backfill_id: str, timeout_s: float) -> tuple[str, Counter]:
+    """Poll until the backfill ends; print progress when it changes. Returns (status, runs by status)."""
+    from dagster._core.execution.backfill import BULK_ACTION_TERMINAL_STATUSES
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while True:
+        backfill = instance.get_backfill(backfill_id)
+        runs = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill_id}))
+        statuses = Counter(r.status.value for r in runs)
+        line = f"  backfill {backfill_id}: {backfill.status.value}; runs " + (
+            ", ".join(f"{k.lower()} {v}" for k, v in sorted(statuses.items())) or "none yet"
+        )
+        if line != last:
+            print(line, flush=True)
+            last = line
+        if backfill.status in BULK_ACTION_TERMINAL_STATUSES and not any(
+            s in statuses for s in ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
+        ):
+            return backfill.status.value, statuses
+        if time.monotonic() > deadline:
+            return "TIMED_OUT", statuses
+        time.sleep(POLL_S)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m corpus_assets.backfill", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--from", dest="first", required=True, help="first day, YYYY-MM-DD")
+    parser.add_argument("--to", dest="last", required=True, help="last day, YYYY-MM-DD (inclusive)")
+    parser.add_argument("--timeout-hours", type=float, default=72.0)
+    args = parser.parse_args(argv)
+    try:
+        days = days_between(args.first, args.last)
+    except ValueError as exc:
+        print(f"make backfill: {exc}", file=sys.stderr)
+        return 2
+
+    import dagster as dg
+
+    from corpus_assets.launch import LocalLauncher
+    from corpus_assets.partitions import start_date
+
+    if days[0] < start_date():
+        print(f"make backfill: {days[0]} is before the first partition {start_date()}", file=sys.stderr)
+        return 2
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    days = [d for d in days if d < today]
+    instance = dg.DagsterInstance.get()
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        launcher = LocalLauncher(instance)
+        stack.callback(launcher.close)
+        backfill_id = submit(instance, launcher, days, f"make backfill {days[0]}..{days[-1]}")
+        print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
+        if daemon_running(instance):
+            print("  a Dagster daemon serves this instance: it runs the backfill", flush=True)
+        else:
+            serve_daemons(stack, instance)
+        status, runs = wait(instance, backfill_id, args.timeout_hours * 3600)
+    took = time.perf_counter() - started
+    failed = runs.get("FAILURE", 0) + runs.get("CANCELED", 0)
+    print(f"backfill {backfill_id}: {status} in {took:.0f}s; {sum(runs.values())} run(s), {failed} failed")
+    return 0 if status == "COMPLETED_SUCCESS" and not failed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
