@@ -19,7 +19,8 @@ import polars as pl
 
 from corpus.fetch import Fetcher
 from corpus.http import PoliteClient, RetryPolicy
-from corpus.pdf import pdf_row, probe_pdf
+from corpus.parallel import map_papers
+from corpus.pdf import PdfProbe, pdf_row, probe_pdf
 from corpus.store import BlobStore, Store
 
 
@@ -102,8 +103,22 @@ def fetch_columns(paper_id: str, version: int | None, fetched) -> dict:
     }
 
 
-def arxiv_pdfs_day(home: str | Path, landing: str | Path, day: str, fetch: FetchSettings, log=None) -> dict:
-    """Fetch, store and probe the PDFs of one day; write ``arxiv_pdfs/date=<day>``."""
+def _probe_row(path: str) -> dict:
+    """One PDF's probe columns and App. B verdict (run in a worker process)."""
+    return pdf_row(probe_pdf(path))
+
+
+def _probe_failed(path: str, reason: str) -> dict:
+    return pdf_row(PdfProbe(error=f"probe failed: {reason}"))
+
+
+def arxiv_pdfs_day(
+    home: str | Path, landing: str | Path, day: str, fetch: FetchSettings, log=None, workers: int = 1
+) -> dict:
+    """Fetch, store and probe the PDFs of one day; write ``arxiv_pdfs/date=<day>``.
+
+    Fetching is sequential (one connection, politely); probing, the CPU-bound part, runs
+    over ``workers`` processes (:func:`corpus.parallel.map_papers`)."""
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
     rows = []
     status: Counter[str] = Counter()
@@ -115,14 +130,15 @@ def arxiv_pdfs_day(home: str | Path, landing: str | Path, day: str, fetch: Fetch
         for paper_id, version in papers_of_day(store, day):
             fetched = fetcher.fetch(paper_id, "pdf")
             row = fetch_columns(paper_id, version, fetched)
-            if fetched.sha256:
-                probe = pdf_row(probe_pdf(blobs.path("pdf", fetched.sha256)))
-                row["probe_error"] = probe.pop("error", None)
-                row.update(probe)
-            else:
+            if not fetched.sha256:
                 row.update(passed=False, filter_reason=fetched.status)  # missing | failed
             rows.append(row)
             status[fetched.status] += 1
+    probed = [r for r in rows if r["sha256"]]
+    paths = [str(blobs.path("pdf", r["sha256"])) for r in probed]
+    for row, probe in zip(probed, map_papers(_probe_row, paths, workers, _probe_failed), strict=True):
+        row["probe_error"] = probe.pop("error", None)
+        row.update(probe)
     frame = pl.DataFrame([{k: r.get(k) for k in PDF_SCHEMA} for r in rows], schema=PDF_SCHEMA)
     store.write_partition("arxiv_pdfs", day, frame)
     return {
@@ -227,14 +243,46 @@ def parse_summary(rows: list[dict]) -> dict:
     }
 
 
+def _unpack_row(task: tuple[str, str, str]) -> dict:
+    """Unpack one e-print into its own scratch directory and assemble its LaTeX (a worker
+    process): the columns of ``arxiv_sources`` that describe the source."""
+    import shutil
+
+    from corpus.eprint import load_eprint
+
+    _paper_id, blob, scratch = task
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        unpacked, source, failure = load_eprint(Path(blob), Path(scratch))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    row: dict = {"kind": unpacked.kind, "n_files": len(unpacked.files), "skipped": unpacked.skipped}
+    if failure is not None:
+        row.update(failure=failure.code, failure_message=failure.message)
+    if source is not None:
+        row.update(
+            main=source.main,
+            has_bbl=bool(source.bbl),
+            n_bib_files=len(source.bib),
+            non_utf8=source.non_utf8,
+            warnings=source.warnings,
+            latex_source=source.model_dump_json(),
+        )
+    return row
+
+
+def _unpack_failed(task: tuple[str, str, str], reason: str) -> dict:
+    return {"failure": "unpack_error", "failure_message": reason}
+
+
 def arxiv_sources_day(
-    home: str | Path, landing: str | Path, day: str, fetch: FetchSettings, log=None
+    home: str | Path, landing: str | Path, day: str, fetch: FetchSettings, log=None, workers: int = 1
 ) -> dict:
-    """Fetch the e-prints of one day, unpack each without trusting it, assemble its LaTeX."""
+    """Fetch the e-prints of one day (sequentially), then unpack each without trusting it and
+    assemble its LaTeX over ``workers`` processes."""
     import shutil
 
     from corpus import arxiv_ids
-    from corpus.eprint import load_eprint
 
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
     scratch_root = Path(home) / "scratch" / "arxiv_sources" / day
@@ -248,27 +296,16 @@ def arxiv_sources_day(
             row = {**fetch_columns(paper_id, version, fetched), "skipped": [], "non_utf8": [], "warnings": []}
             if not fetched.sha256:
                 row.update(failure=fetched.status, failure_message=fetched.reason)
-                rows.append(row)
-                continue
-            scratch = scratch_root / arxiv_ids.to_file_name(paper_id)
-            shutil.rmtree(scratch, ignore_errors=True)
-            try:
-                unpacked, source, failure = load_eprint(blobs.path("eprint", fetched.sha256), scratch)
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
-            row.update(kind=unpacked.kind, n_files=len(unpacked.files), skipped=unpacked.skipped)
-            if failure is not None:
-                row.update(failure=failure.code, failure_message=failure.message)
-            if source is not None:
-                row.update(
-                    main=source.main,
-                    has_bbl=bool(source.bbl),
-                    n_bib_files=len(source.bib),
-                    non_utf8=source.non_utf8,
-                    warnings=source.warnings,
-                    latex_source=source.model_dump_json(),
-                )
             rows.append(row)
+    fetched_rows = [r for r in rows if r["sha256"]]
+    tasks = [
+        (r["id"], str(blobs.path("eprint", r["sha256"])), str(scratch_root / arxiv_ids.to_file_name(r["id"])))
+        for r in fetched_rows
+    ]
+    for row, unpacked in zip(
+        fetched_rows, map_papers(_unpack_row, tasks, workers, _unpack_failed), strict=True
+    ):
+        row.update(unpacked)
     shutil.rmtree(scratch_root, ignore_errors=True)
     store.write_partition("arxiv_sources", day, frame(rows, SOURCE_SCHEMA))
     return {
@@ -280,29 +317,34 @@ def arxiv_sources_day(
     }
 
 
-def latex_parses_day(home: str | Path, day: str) -> dict:
-    """Parse every assembled LaTeX source of one day into the S2ORC structure."""
+def _latex_row(task: tuple[str, str | None, str | None]) -> dict:
+    """One paper's ``latex_parses`` row (a worker process)."""
     from corpus.eprint import LatexSource
     from corpus.latex import LatexError, parse_latex
 
+    paper_id, latex_source, failure = task
+    if latex_source is None:
+        return parse_row(paper_id, "latex", status="skipped", reason=failure or "no_source")
+    try:
+        doc = parse_latex(LatexSource.model_validate_json(latex_source), paper_id)
+    except LatexError as exc:
+        return parse_row(paper_id, "latex", status="failed", reason=exc.failure().code)
+    except (RecursionError, ValueError, IndexError) as exc:  # a parser bug must not sink the day
+        return parse_row(paper_id, "latex", status="failed", reason=f"parse_error: {type(exc).__name__}")
+    return parse_row(paper_id, "latex", doc.model_dump())
+
+
+def _latex_failed(task: tuple[str, str | None, str | None], reason: str) -> dict:
+    return parse_row(task[0], "latex", status="failed", reason=f"parse_error: {reason}"[:300])
+
+
+def latex_parses_day(home: str | Path, day: str, workers: int = 1) -> dict:
+    """Parse every assembled LaTeX source of one day into the S2ORC structure, over ``workers``
+    processes."""
     store = Store(Path(home))
     sources = upstream(store, "arxiv_sources", day)
-    rows = []
-    for rec in sources.select("id", "latex_source", "failure").iter_rows(named=True):
-        if rec["latex_source"] is None:
-            rows.append(parse_row(rec["id"], "latex", status="skipped", reason=rec["failure"] or "no_source"))
-            continue
-        try:
-            doc = parse_latex(LatexSource.model_validate_json(rec["latex_source"]), rec["id"])
-        except LatexError as exc:
-            rows.append(parse_row(rec["id"], "latex", status="failed", reason=exc.failure().code))
-            continue
-        except (RecursionError, ValueError, IndexError) as exc:  # a parser bug must not sink the day
-            rows.append(
-                parse_row(rec["id"], "latex", status="failed", reason=f"parse_error: {type(exc).__name__}")
-            )
-            continue
-        rows.append(parse_row(rec["id"], "latex", doc.model_dump()))
+    tasks = list(sources.select("id", "latex_source", "failure").iter_rows())
+    rows = map_papers(_latex_row, tasks, workers, _latex_failed)
     store.write_partition("latex_parses", day, frame(rows, PARSE_SCHEMA))
     return parse_summary(rows)
 
@@ -372,30 +414,42 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
     }
 
 
-def pdf_parses_day(home: str | Path, day: str) -> dict:
-    """Every TEI of one day -> the S2ORC structure (``corpus.tei``)."""
-    from corpus.grobid import TeiCache
+def _tei_row(task: tuple[str, str, str]) -> dict:
+    """One paper's ``pdf_parses`` row from its TEI (a worker process)."""
     from corpus.tei import TeiError, parse_tei_dict
+
+    paper_id, tei_path, grobid_version = task
+    try:
+        doc = parse_tei_dict(Path(tei_path).read_bytes(), paper_id, parser_version=grobid_version)
+    except (TeiError, OSError) as exc:
+        return parse_row(paper_id, "grobid", status="failed", reason=f"{type(exc).__name__}: {exc}"[:300])
+    return parse_row(paper_id, "grobid", doc)
+
+
+def _tei_failed(task: tuple[str, str, str], reason: str) -> dict:
+    return parse_row(task[0], "grobid", status="failed", reason=reason[:300])
+
+
+def pdf_parses_day(home: str | Path, day: str, workers: int = 1) -> dict:
+    """Every TEI of one day -> the S2ORC structure (``corpus.tei``), over ``workers`` processes."""
+    from corpus.grobid import TeiCache
 
     store = Store(Path(home))
     cache = TeiCache(BlobStore(Path(home) / "blobs"))
     tei = upstream(store, "grobid_tei", day)
-    rows = []
+    rows: list[dict | None] = []
+    tasks, slots = [], []
     for rec in tei.iter_rows(named=True):
         if rec["status"] not in ("ok", "cached") or not rec["pdf_sha256"]:
             rows.append(
                 parse_row(rec["id"], "grobid", status="skipped", reason=rec["reason"] or rec["status"])
             )
             continue
-        try:
-            data = cache.path(rec["pdf_sha256"]).read_bytes()
-            doc = parse_tei_dict(data, rec["id"], parser_version=rec["grobid_version"] or "")
-        except (TeiError, OSError) as exc:
-            rows.append(
-                parse_row(rec["id"], "grobid", status="failed", reason=f"{type(exc).__name__}: {exc}"[:300])
-            )
-            continue
-        rows.append(parse_row(rec["id"], "grobid", doc))
+        slots.append(len(rows))
+        rows.append(None)
+        tasks.append((rec["id"], str(cache.path(rec["pdf_sha256"])), rec["grobid_version"] or ""))
+    for slot, row in zip(slots, map_papers(_tei_row, tasks, workers, _tei_failed), strict=True):
+        rows[slot] = row
     store.write_partition("pdf_parses", day, frame(rows, PARSE_SCHEMA))
     return parse_summary(rows)
 

@@ -90,13 +90,13 @@ def fetch_settings(params: StageParams):
 def _pdfs(p: StageParams, day: str, log: logging.Logger) -> dict:
     from corpus.stages import arxiv_pdfs_day
 
-    return arxiv_pdfs_day(p.home, p.landing, day, fetch_settings(p), log=log.info)
+    return arxiv_pdfs_day(p.home, p.landing, day, fetch_settings(p), log=log.info, workers=p.workers)
 
 
 def _sources(p: StageParams, day: str, log: logging.Logger) -> dict:
     from corpus.stages import arxiv_sources_day
 
-    return arxiv_sources_day(p.home, p.landing, day, fetch_settings(p), log=log.info)
+    return arxiv_sources_day(p.home, p.landing, day, fetch_settings(p), log=log.info, workers=p.workers)
 
 
 def _tei(p: StageParams, day: str, log: logging.Logger) -> dict:
@@ -108,13 +108,13 @@ def _tei(p: StageParams, day: str, log: logging.Logger) -> dict:
 def _latex(p: StageParams, day: str, log: logging.Logger) -> dict:
     from corpus.stages import latex_parses_day
 
-    return latex_parses_day(p.home, day)
+    return latex_parses_day(p.home, day, workers=p.workers)
 
 
 def _pdf_parses(p: StageParams, day: str, log: logging.Logger) -> dict:
     from corpus.stages import pdf_parses_day
 
-    return pdf_parses_day(p.home, day)
+    return pdf_parses_day(p.home, day, workers=p.workers)
 
 
 # The only stages a worker runs: a fixed table, never getattr on a name from outside.
