@@ -24,7 +24,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 DEFAULT_HOME = "./data"
@@ -184,6 +183,8 @@ class Store:
         if not sources:
             return db
         markers.mkdir(parents=True, exist_ok=True)
+        import duckdb  # only here: a run that writes partitions need not load it
+
         with _file_lock(self.home / ".index" / "views.lock"):
             try:
                 con = duckdb.connect(str(db))

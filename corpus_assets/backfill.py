@@ -112,20 +112,9 @@ def wait(instance, backfill_id: str, timeout_s: float) -> tuple[str, Counter]:
         time.sleep(POLL_S)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m corpus_assets.backfill", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("--from", dest="first", required=True, help="first day, YYYY-MM-DD")
-    parser.add_argument("--to", dest="last", required=True, help="last day, YYYY-MM-DD (inclusive)")
-    parser.add_argument("--timeout-hours", type=float, default=72.0)
-    args = parser.parse_args(argv)
-    try:
-        days = days_between(args.first, args.last)
-    except ValueError as exc:
-        print(f"make backfill: {exc}", file=sys.stderr)
-        return 2
-
+def submit_main(days: list[str]) -> int:
+    """``--submit``: check the range, add the backfill, print its id. Run in a child process, so
+    the project's code (and its libraries) never stays in the waiting process's memory."""
     import dagster as dg
 
     from corpus_assets.launch import LocalLauncher
@@ -134,15 +123,57 @@ def main(argv: list[str] | None = None) -> int:
     if days[0] < start_date():
         print(f"make backfill: {days[0]} is before the first partition {start_date()}", file=sys.stderr)
         return 2
+    instance = dg.DagsterInstance.get()
+    launcher = LocalLauncher(instance)
+    try:
+        print(f"BACKFILL {submit(instance, launcher, days, f'make backfill {days[0]}..{days[-1]}')}")
+    finally:
+        launcher.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m corpus_assets.backfill", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--from", dest="first", required=True, help="first day, YYYY-MM-DD")
+    parser.add_argument("--to", dest="last", required=True, help="last day, YYYY-MM-DD (inclusive)")
+    parser.add_argument("--timeout-hours", type=float, default=72.0)
+    parser.add_argument("--submit", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        days = days_between(args.first, args.last)
+    except ValueError as exc:
+        print(f"make backfill: {exc}", file=sys.stderr)
+        return 2
     today = dt.datetime.now(dt.UTC).date().isoformat()
     days = [d for d in days if d < today]
+    if not days:
+        print("make backfill: no complete day in the range", file=sys.stderr)
+        return 2
+    if args.submit:
+        return submit_main(days)
+
+    import subprocess
+
+    child = subprocess.run(
+        [sys.executable, "-m", "corpus_assets.backfill", "--submit", "--from", days[0], "--to", days[-1]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    sys.stderr.write(child.stderr if child.returncode else "")
+    found = [line.split()[1] for line in child.stdout.splitlines() if line.startswith("BACKFILL ")]
+    if child.returncode or not found:
+        return child.returncode or 1
+    backfill_id = found[0]
+
+    import dagster as dg
+
     instance = dg.DagsterInstance.get()
     started = time.perf_counter()
+    print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
     with ExitStack() as stack:
-        launcher = LocalLauncher(instance)
-        stack.callback(launcher.close)
-        backfill_id = submit(instance, launcher, days, f"make backfill {days[0]}..{days[-1]}")
-        print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
         if daemon_running(instance):
             print("  a Dagster daemon serves this instance: it runs the backfill", flush=True)
         else:
