@@ -65,6 +65,7 @@ class TreeSampler:
         self._tick = os.sysconf("SC_CLK_TCK")
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._cpu: dict[int, float] = {}
+        self._base: dict[int, float] = {}  # CPU the processes alive at the start had already used
         self.peak_rss_mb = 0.0
         self.rates: list[float] = []
         self._stop = threading.Event()
@@ -101,12 +102,14 @@ class TreeSampler:
                 continue
             cpu = (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
             self._cpu[p] = max(self._cpu.get(p, 0.0), cpu)
-        cpu_now = sum(self._cpu.values())
+        cpu_now = sum(v - self._base.get(p, 0.0) for p, v in self._cpu.items())
         self.peak_rss_mb = max(self.peak_rss_mb, total_rss / 2**20)
         return cpu_now
 
     def _run(self) -> None:
         last_t, last_cpu = time.perf_counter(), self._sample()
+        self._base = dict(self._cpu)
+        last_cpu = 0.0
         while not self._stop.wait(self.interval_s):
             cpu = self._sample()
             now = time.perf_counter()
@@ -123,7 +126,7 @@ class TreeSampler:
 
     @property
     def cpu_s(self) -> float:
-        return sum(self._cpu.values())
+        return sum(v - self._base.get(p, 0.0) for p, v in self._cpu.items())
 
     def busy_cores(self, busy_floor: float = 0.25) -> float:
         busy = [r for r in self.rates if r >= busy_floor]

@@ -18,7 +18,7 @@ import time
 import warnings
 from pathlib import Path
 
-from _common import peak_mb, result
+from _common import TreeSampler, result
 
 # Dagster's beta/preview notices (backfill_policy, Pipes) would bury the figures.
 warnings.filterwarnings("ignore", module=r"dagster\.")
@@ -56,14 +56,16 @@ def main() -> None:
         day = max(days, key=lambda d: LandingZone(landing).datestamps()[d])
         with dg.instance_for_test() as instance:
             start = time.perf_counter()
-            daily = defs.resolve_job_def("corpus_daily").execute_in_process(
-                partition_key=day, instance=instance, run_config=QUIET, raise_on_error=False
-            )
+            with TreeSampler(os.getpid()) as day_tree:  # this process, Pipes workers, pool workers
+                daily = defs.resolve_job_def("corpus_daily").execute_in_process(
+                    partition_key=day, instance=instance, run_config=QUIET, raise_on_error=False
+                )
             day_s = time.perf_counter() - start
             start = time.perf_counter()
-            cross = defs.resolve_job_def("corpus_graph").execute_in_process(
-                instance=instance, run_config=QUIET, raise_on_error=False
-            )
+            with TreeSampler(os.getpid()) as cross_tree:
+                cross = defs.resolve_job_def("corpus_graph").execute_in_process(
+                    instance=instance, run_config=QUIET, raise_on_error=False
+                )
             cross_s = time.perf_counter() - start
         from corpus.store import Store
 
@@ -76,9 +78,12 @@ def main() -> None:
         result(
             papers=papers,
             day_s=round(day_s, 1),
+            day_cpu_s=round(day_tree.cpu_s, 1),
+            day_busy_cores=round(day_tree.busy_cores(), 2),
             cross_day_s=round(cross_s, 1),
+            cross_day_cpu_s=round(cross_tree.cpu_s, 1),
             ok=int(daily.success and cross.success),
-            peak_mb=round(peak_mb(), 1),
+            peak_tree_mb=round(max(day_tree.peak_rss_mb, cross_tree.peak_rss_mb), 1),
         )
 
 
