@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -26,12 +27,20 @@ R = TypeVar("R")
 WORKER_DIED = "worker_died"  # reason given when a process died on an item
 
 
-def workers_setting(requested: int | None) -> int:
-    """Workers to use: the request, else ``CORPUS_WORKERS``, else 1 (the caller sizes it)."""
-    if requested:
-        return max(1, int(requested))
-    value = os.environ.get("CORPUS_WORKERS", "").strip()
-    return max(1, int(value)) if value else 1
+def available_cpus() -> int:
+    """CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota (a
+    container or pod limit; ``os.cpu_count()`` would report the whole host)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: Sequence[Any]) -> list[tuple[bool, Any]]:
@@ -59,7 +68,7 @@ def map_papers(
 ) -> list[R]:
     """``[fn(item) for item in items]`` over ``workers`` processes, in order, failures isolated."""
     items = list(items)
-    workers = max(1, min(workers, len(items)))
+    workers = max(1, min(workers, len(items), available_cpus()))
     if workers == 1:
         return [
             r if ok else on_failure(item, r)

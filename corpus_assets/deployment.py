@@ -288,11 +288,14 @@ def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> 
     ``CORPUS_WORKERS`` when set; otherwise the machine's cores shared among the runs in
     progress on this instance: a lone run (a new day) gets every core, while a backfill's
     runs, which the queue already starts side by side (max_concurrent_runs = cores), get
-    one each, so the machine is used fully without oversubscribing it.
+    one each, so the machine is used fully without oversubscribing it. The worker caps it
+    again by the CPUs its own container or pod may use (corpus.parallel.available_cpus).
     """
+    from corpus.parallel import available_cpus
+
     if os.environ.get("CORPUS_WORKERS", "").strip():
         return max(1, int(os.environ["CORPUS_WORKERS"]))
-    cores = os.cpu_count() or 1
+    cores = available_cpus()
     try:
         from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 
