@@ -6,6 +6,7 @@ import dagster as dg
 
 from corpus_assets import citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.deployment import build_pipes_resource, executor_def
+from corpus_assets.freshness import up_to_date_check
 from corpus_assets.jobs import (
     DAILY_ASSETS,
     UNPARTITIONED_ASSETS,
@@ -51,9 +52,20 @@ assets = dg.with_source_code_references(
     )
 )
 
+
+def cross_day_checks(assets_defs) -> list[dg.AssetChecksDefinition]:
+    """An ``up_to_date`` check on every cross-day asset, over the inputs it reads."""
+    checks = []
+    for a in assets_defs:
+        for key in a.keys:
+            if key.to_user_string() in UNPARTITIONED_ASSETS:
+                checks.append(up_to_date_check(key, a.asset_deps[key]))
+    return checks
+
+
 defs = dg.Definitions(
     assets=assets,
-    asset_checks=dg.load_asset_checks_from_modules([citeworth]),
+    asset_checks=[*dg.load_asset_checks_from_modules([citeworth]), *cross_day_checks(assets)],
     jobs=all_jobs,
     sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor],
     resources=build_resources(),

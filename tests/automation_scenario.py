@@ -60,7 +60,9 @@ def main(landing: Path, template: str) -> dict:
     auto = dg.evaluate_automation_conditions(defs=defs, instance=instance, evaluation_time=now)
     out["after_demo_automation_requests"] = auto.total_requested
 
-    def graph_tick(at: dt.datetime) -> list[list[str]]:
+    def graph_tick(at: dt.datetime) -> list[str]:
+        """One automation tick; its runs executed. Returns what each run was: "graph" (every
+        cross-day asset, their checks riding along) or "checks" (the up_to_date checks alone)."""
         nonlocal auto
         auto = dg.evaluate_automation_conditions(
             defs=defs, instance=instance, cursor=auto.cursor, evaluation_time=at
@@ -69,13 +71,28 @@ def main(landing: Path, template: str) -> dict:
         runs = build_run_requests(
             auto._requested_subsets, defs.resolve_asset_graph(), AUTOMATION_RUN_TAGS, True
         )
-        requests = [sorted(k.to_user_string() for k in r.asset_selection or []) for r in runs]
+        kinds = []
         for r in runs:
-            assert sorted(k.to_user_string() for k in r.asset_selection) == sorted(UNPARTITIONED_ASSETS), r
-            out.setdefault("graph_runs_ok", []).append(
-                launcher.run("corpus_graph", tags=r.tags, run_config=QUIET).is_success
-            )
-        return requests
+            assets = sorted(k.to_user_string() for k in r.asset_selection or [])
+            if assets:
+                assert assets == sorted(UNPARTITIONED_ASSETS), r
+                run = launcher.run("corpus_graph", tags=r.tags, run_config=QUIET)
+                out.setdefault("graph_runs_ok", []).append(run.is_success)
+                kinds.append("graph")
+            else:
+                job = defs.resolve_implicit_global_asset_job_def().get_subset(
+                    asset_selection=set(), asset_check_selection=set(r.asset_check_keys)
+                )
+                result = job.execute_in_process(instance=instance, run_config=QUIET)
+                out.setdefault("check_runs", []).append(
+                    {
+                        e.check_name: e.passed
+                        for e in result.get_asset_check_evaluations()
+                        if e.asset_key.path == ["pes2o_v1"]
+                    }
+                )
+                kinds.append("checks")
+        return kinds
 
     # One new page.
     new_day = "2025-03-24"
@@ -91,6 +108,7 @@ def main(landing: Path, template: str) -> dict:
     out["before_cron_requests"] = graph_tick(now + dt.timedelta(minutes=10))
     out["on_cron_requests"] = graph_tick(now + dt.timedelta(minutes=60))
     out["next_cron_requests"] = graph_tick(now + dt.timedelta(minutes=120))
+    out["later_requests"] = graph_tick(now + dt.timedelta(minutes=125))
 
     # Ten new pages within one hour.
     ten = [(dt.date(2025, 4, 1) + dt.timedelta(days=i)).isoformat() for i in range(10)]

@@ -64,13 +64,17 @@ def test_new_pages_flow_through_every_asset_once(tmp_path, shared_landing):
     # One new page: one daily run for its day, once; one cross-day run on the next cron tick.
     assert [day for day, _ in out["new_page_requests"]] == ["2025-03-24"]
     assert out["second_sensor_tick_requests"] == 0
-    assert out["before_cron_requests"] == []
-    assert len(out["on_cron_requests"]) == 1
-    assert out["next_cron_requests"] == []
+    # Before the cron tick the cross-day assets only say they are stale (their up_to_date checks).
+    assert out["before_cron_requests"] == ["checks"]
+    assert out["check_runs"][0] == {"up_to_date": False}
+    assert out["on_cron_requests"] == ["graph"]
+    # The checks confirm once that the assets are current again; then nothing more happens.
+    assert out["next_cron_requests"] == ["checks"] and out["check_runs"][1] == {"up_to_date": True}
+    assert out["later_requests"] == []
     # Ten new days in one hour: ten daily runs, one cross-day run.
     assert len(out["ten_pages_requests"]) == 10
-    assert out["ten_before_cron_requests"] == []
-    assert len(out["ten_on_cron_requests"]) == 1
+    assert out["ten_before_cron_requests"] == ["checks"]
+    assert out["ten_on_cron_requests"] == ["graph"]
     assert all(out["daily_runs_ok"]) and all(out["graph_runs_ok"]) and len(out["graph_runs_ok"]) == 2
     # The new days reached the releases.
     data = tmp_path / "data"
