@@ -377,7 +377,7 @@ def degree_plot_png(edges: pl.DataFrame, nodes: pl.Series) -> bytes:
     from matplotlib.figure import Figure
 
     k_in, k_out, *_ = degrees(edges, nodes)
-    fig = Figure(figsize=(6, 4.5), dpi=100)
+    fig = Figure(figsize=(6, 4.5), dpi=100, layout="constrained")  # room for the axis labels
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     n = max(len(k_in), 1)

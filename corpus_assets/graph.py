@@ -9,7 +9,7 @@ from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes, s
 from corpus.graph import EDGE_SCHEMA, build_edges, degree_plot_png, graph_stats
 from corpus.stages import FULLTEXT_IDS
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, markdown_preview
+from corpus_assets.common import count_table, markdown_preview, rows_table
 from resources.store import CorpusStore
 
 
@@ -35,6 +35,43 @@ def citation_links(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg
             "via": count_table(summary["via"], "via"),
         }
     )
+
+
+# Table 2 of the arXiv-as-a-dataset paper (seeds/arxiv-as-a-dataset-paper.txt §2.3): its arXiv
+# co-citation network, shown beside this corpus's row (31 % isolated: its text; x_min: its caption).
+PAPER_TABLE_2 = {
+    "dataset": "arXiv (arXiv-as-a-dataset, 2019)",
+    "nodes": "1.35e6",
+    "edges": "6.72e6",
+    "mean_degree": "9.933",
+    "alpha_in": "2.93",
+    "alpha_out": "3.93",
+    "wcc_pct": "62",
+    "isolated_pct": "31",
+    "xmin_in": "73",
+    "xmin_out": "59",
+}
+
+
+def table_2(stats: dict, nodes: int, edges: int) -> dg.MetadataValue:
+    """Table 2 as one table: this corpus's row, the paper's row beside it, exponents rounded."""
+
+    def fmt(value, digits: int = 2) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
+    ours = {
+        "dataset": "this corpus",
+        "nodes": f"{nodes:,}",
+        "edges": f"{edges:,}",
+        "mean_degree": fmt(stats["mean_degree"], 3),
+        "alpha_in": fmt(stats["alpha_in"]),
+        "alpha_out": fmt(stats["alpha_out"]),
+        "wcc_pct": fmt(100 * stats["wcc_share"], 1),
+        "isolated_pct": fmt(100 * stats["isolated_share"], 1),
+        "xmin_in": str(stats["xmin_in"]),
+        "xmin_out": str(stats["xmin_out"]),
+    }
+    return rows_table([ours, PAPER_TABLE_2], list(PAPER_TABLE_2))
 
 
 @dg.asset(
@@ -77,6 +114,7 @@ def citation_graph(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg
                 "xmin_out": stats["xmin_out"],
                 "wcc_share": round(stats["wcc_share"], 4),
                 "isolated_share": round(stats["isolated_share"], 4),
+                "table_2": table_2(stats, len(nodes), edges.height),
                 "degree_plot": dg.MetadataValue.md(
                     f"![in/out degree distributions](data:image/png;base64,{base64.b64encode(png).decode()})"
                 ),

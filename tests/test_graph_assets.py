@@ -92,5 +92,8 @@ def test_graph_edges_and_statistics(runs):
     assert meta["nodes"].value == 8 and meta["edges"].value == len(pairs)
     assert meta["mean_degree"].value == pytest.approx(2 * len(pairs) / 8, abs=1e-3)
     assert 0 < meta["wcc_share"].value <= 1
+    ours, paper = (r.data for r in meta["table_2"].value.records)  # Table 2: our row beside the paper's
+    assert ours["dataset"] == "this corpus" and ours["edges"] == str(len(pairs))
+    assert paper["alpha_in"] == "2.93" and paper["wcc_pct"] == "62"
     png = Path(meta["degree_plot_path"].value)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
