@@ -70,6 +70,7 @@ from pathlib import Path
 import polars as pl
 
 from corpus.arxiv_ids import try_normalize
+from corpus.dataset_card import INT64, STRING, CardConfig, card_text, markdown_table, write_card
 from corpus.fields import CITEWORTH_FIELDS
 from corpus.papers import Paragraph, Span, StructuredDoc
 from corpus.sentences import split_sentences
@@ -998,6 +999,7 @@ def build_release(
     store.write_table(SPLITS, table)
     sentences = _SentenceStats()
     counts = _write_splits(store, table, out, sentences)
+    write_card(out, citeworth_card(counts, sentences.result(), available))
     released = dict(table.group_by("field").len().rows())
     per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
     return {
@@ -1019,6 +1021,57 @@ def build_release(
 
 
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
+HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}  # file -> Hugging Face split name
+RELEASE_FEATURES = [
+    {"name": "paper_id", **STRING},
+    {"name": "section_index", **INT64},
+    {"name": "section_title", **STRING},
+    {"name": "mag_field_of_study", "list": "string"},
+    {"name": "field", **STRING},
+    {"name": "original_text", **STRING},
+    {
+        "name": "samples",
+        "list": [
+            {"name": "text", **STRING},
+            {"name": "label", **STRING},
+            {"name": "original_text", **STRING},
+            {"name": "ref_ids", "list": {"list": "string"}},
+            {"name": "citation_text", "list": "string"},
+        ],
+    },
+]
+
+
+def citeworth_card(counts: dict[str, int], stats: dict, available: dict[str, int]) -> str:
+    """The release's dataset card (the released data's shape; Table 2 statistics)."""
+    files = {HF_SPLITS[s]: f"{s}.jsonl" for s in SPLIT_NAMES if counts.get(s)}
+    examples = {HF_SPLITS[s]: counts[s] for s in SPLIT_NAMES if counts.get(s)}
+    table_2 = [
+        {"statistic": k, "value": round(v, 4) if isinstance(v, float) else v} for k, v in stats.items()
+    ]
+    fields = [{"field": f, "available paragraphs": available.get(f, 0)} for f in CITEWORTH_FIELDS]
+    return card_text(
+        title="CiteWorth (arXiv)",
+        summary=(
+            "Cite-worthiness detection data built from arXiv by this project, following CiteWorth "
+            "(Wright & Augenstein, 2021): paragraphs of permissible sections whose every sentence passes "
+            "the paper's rules, each sentence labelled `check-worthy` (it carried a citation, now removed) "
+            "or `non-check-worthy`; fields balanced; train/validation/test 80/10/10 by paper (`dev.jsonl` "
+            "is the validation split). Load it with `datasets.load_dataset(<this directory>)`."
+        ),
+        configs=[CardConfig("default", files, examples, default=True)],
+        features=RELEASE_FEATURES,
+        licence="other",
+        sections={
+            "Statistics (CiteWorth Table 2)": markdown_table(table_2, ["statistic", "value"]),
+            "Paragraphs available per field": markdown_table(fields, ["field", "available paragraphs"]),
+            "Licence": (
+                "The sentences come from arXiv papers, each under the licence its authors chose (the "
+                "`license` column of `arxiv_metadata`); many use arXiv's non-exclusive distribution "
+                "licence, which does not allow redistribution. Check each paper's licence before sharing."
+            ),
+        },
+    )
 
 
 def _write_splits(

@@ -68,6 +68,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 from corpus import pes2o
+from corpus.dataset_card import STRING, CardConfig, card_text, markdown_table, write_card
 from corpus.papers import Paragraph, ParseSource, StructuredDoc
 from corpus.stages import chosen_texts, upstream
 from corpus.store import Store, swap_dir
@@ -698,7 +699,54 @@ def _write(store: Store, version: str, settings: ReleaseSettings, out: Path, spi
         "files": sorted(files, key=lambda f: f["path"]),
     }
     (out / "manifest.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_card(out, pes2o_card(summary))
     return summary
+
+
+HF_SPLITS = {"train": "train", "valid": "validation"}  # release folder -> Hugging Face split name
+DOC_FEATURES = [{"name": k, **STRING} for k in ("added", "created", "id", "source", "text", "version")]
+
+
+def pes2o_card(summary: Mapping[str, Any]) -> str:
+    """The release's dataset card: ``default`` (both sources) and one config per source."""
+    version = summary["version"]
+    docs = {(s["source"], s["split"]): s["documents"] for s in summary["stats"]}
+
+    def config(name: str, sources: tuple[str, ...], default: bool = False) -> CardConfig:
+        files, examples = {}, {}
+        for split, hf in HF_SPLITS.items():
+            n = sum(docs.get((src, split), 0) for src in sources)
+            if n:
+                pattern = "*" if len(sources) > 1 else f"{sources[0]}-*"
+                files[hf], examples[hf] = f"{split}/{pattern}.jsonl.gz", n
+        return CardConfig(name, files, examples, default)
+
+    configs = [config("default", SOURCES, default=True), *(config(src, (src,)) for src in SOURCES)]
+    cutoff = summary["settings"]["cutoff"]
+    return card_text(
+        title=f"peS2o {version} (arXiv)",
+        summary=(
+            f"peS2o {version} built from arXiv by this project, following the peS2o dataset card: "
+            "`s2orc` documents are full text (title, abstract and body paragraphs from Grobid section "
+            "headers and paragraphs), `s2ag` documents are title and abstract. Train holds documents "
+            f"created before the month of the cutoff ({cutoff}), validation that month up to the cutoff. "
+            "Load it with `datasets.load_dataset(<this directory>)` (both sources), or the `s2orc` / "
+            "`s2ag` configuration. The same documents are in Parquet beside each JSONL shard."
+        ),
+        configs=configs,
+        features=DOC_FEATURES,
+        licence="other",
+        sections={
+            "Statistics": markdown_table(summary["stats"], ["source", "split", "documents", "words"]),
+            "Filter funnel": markdown_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
+            "Licence": (
+                "peS2o itself is released under ODC-By 1.0. The texts here are arXiv papers, each under "
+                "the licence its authors chose (the `license` column of `arxiv_metadata`); many use "
+                "arXiv's non-exclusive distribution licence, which does not allow redistribution. Check "
+                "each paper's licence before sharing this release."
+            ),
+        },
+    )
 
 
 def _fsync_tree(root: Path) -> None:

@@ -209,6 +209,28 @@ def test_check_fails_on_a_release_with_markers(built, tmp_path):
     assert not evaluation.passed and evaluation.metadata["with_marker"].value == 1
 
 
+def test_load_dataset_reads_the_release_directory_with_no_arguments(built, tmp_path, monkeypatch):
+    """The dataset card (README.md) makes releases/citeworth loadable as it is, offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    root = release_dir(built["home"])
+    assert "## Statistics (CiteWorth Table 2)" in (root / "README.md").read_text()
+    loaded = datasets.load_dataset(str(root), cache_dir=str(tmp_path / "cache"))
+    lines = _lines(built["home"])
+    names = {"train": "train", "dev": "validation", "test": "test"}
+    assert {names[s] for s, rows in lines.items() if rows} == set(loaded)
+    for split, rows in lines.items():
+        if rows:
+            got = loaded[names[split]].to_list()
+            assert [(r["paper_id"], r["section_index"]) for r in got] == [
+                (r["paper_id"], r["section_index"]) for r in rows
+            ]
+            assert got[0]["samples"][0]["label"] in {"check-worthy", "non-check-worthy"}
+
+
 def test_require_citation_is_a_config_setting(built, tmp_path, shared_landing):
     home = tmp_path / "data"
     for asset in ("arxiv_metadata", "papers", "latex_parses", "pdf_parses"):

@@ -179,11 +179,39 @@ def test_datasets_load_dataset_reads_the_release(built, tmp_path, monkeypatch):
         assert loaded[split].to_list() == expected and len(expected) > 0
 
 
+def test_load_dataset_reads_the_release_directory_with_no_arguments(built, tmp_path, monkeypatch):
+    """The dataset card (README.md) makes the release directory itself loadable, offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    home, *_ = built
+    for version in ("v1", "v2"):
+        root = release_dir(home, version)
+        card = (root / "README.md").read_text()
+        assert card.startswith("---\n") and "## Filter funnel" in card and "## Statistics" in card
+        loaded = datasets.load_dataset(str(root), cache_dir=str(tmp_path / "cache" / version))
+        assert set(loaded) == {"train", "validation"}
+        expected = sorted(
+            (d["source"], d["id"])
+            for split in ("train", "valid")
+            for f in (root / split).glob("*.jsonl.gz")
+            for d in _jsonl(f)
+        )
+        assert sorted((d["source"], d["id"]) for s in loaded.values() for d in s) == expected
+        assert loaded["train"].column_names == list(DOC_FIELDS)
+        s2orc = datasets.load_dataset(
+            str(root), "s2orc", cache_dir=str(tmp_path / "cache" / f"{version}-s2orc")
+        )
+        assert {d["source"] for s in s2orc.values() for d in s} == {"s2orc"}
+
+
 def test_byte_identical_on_rematerialisation(built):
     home, *_, trees = built
     for version in ("v1", "v2"):
         again = _tree(release_dir(home, version))
-        assert again == trees[version] and len(again) == 9  # 4 shards x 2 formats + manifest
+        assert again == trees[version] and len(again) == 10  # 4 shards x 2 formats + manifest + card
     leftovers = [p.name for p in release_dir(home, "v1").parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []  # staging and spill directories are gone
 
