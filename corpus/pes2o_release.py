@@ -22,23 +22,26 @@ the ``papers`` drop reason in ``detail`` and no signals: so the funnel starts
 from every paper, and a paper dropped on a later day is not released from an
 earlier day's row.
 
-**Release** (:func:`write_release`): every ``pes2o`` partition is read with DuckDB
-(a paper seen on several days counts once, with its latest day's verdict and
-text; ``added`` becomes the *first* day it was seen), the kept documents of one
-version are streamed in (source, id) order (an external sort in buckets of
-``sort_bucket_bytes`` of text: memory does not grow with the release), put in
-``train`` or ``valid`` by :func:`corpus.pes2o.split_for` against the cutoff setting (documents created
-after the cutoff belong to no split and are counted), and written as
+**Release** (:func:`write_release`): a paper seen on several days counts once, with its
+latest day's verdict and text (``added`` is the *first* day it was seen). Documents are
+grouped by the ISO week of their latest delivery; each group's kept documents are streamed
+in (source, id) order (an external sort in buckets of ``sort_bucket_bytes`` of text: memory
+does not grow with the group), put in ``train`` or ``valid`` by :func:`corpus.pes2o.split_for`
+against the cutoff setting (documents created after the cutoff belong to no split and are
+counted), and written as
 
-    <root>/<version>/<split>/<source>-00000.jsonl.gz   one JSON object a line
-    <root>/<version>/<split>/<source>-00000.parquet    the same documents
-    <root>/<version>/manifest.json                     files, statistics, funnel, settings
+    <root>/<version>/<split>/<source>-<YYYY>-W<WW>-00000.jsonl.gz   one JSON object a line
+    <root>/<version>/<split>/<source>-<YYYY>-W<WW>-00000.parquet    the same documents
+    <root>/<version>/manifest.json    files, statistics, funnel, settings, per-group counts
+    <root>/<version>/README.md        the Hugging Face dataset card
 
-A shard holds at most ``max_shard_bytes`` of JSON lines before compression
-(a longer single document gets a shard of its own). gzip headers carry no name
-and mtime 0, rows are sorted and nothing depends on the clock, so the same
-input gives byte-identical files. The whole version directory is written next
-to the old one and swapped in, so readers see the old release or the new one.
+A shard holds at most ``max_shard_bytes`` of JSON lines before compression (a longer single
+document gets a shard of its own). gzip headers carry no name and mtime 0, rows are sorted
+and nothing depends on the clock, so the same input gives byte-identical files. A new run
+rebuilds only the groups the changed days can touch and hard-links the rest (the partition
+stamps it was built from are kept in ``$CORPUS_HOME/.index``, outside the release); the
+whole version directory is written next to the old one and swapped in, so readers see the
+old release or the new one.
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ import bisect
 import datetime as dt
 import gzip
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -71,7 +73,7 @@ from corpus import pes2o
 from corpus.dataset_card import STRING, CardConfig, card_text, markdown_table, write_card
 from corpus.papers import Paragraph, ParseSource, StructuredDoc
 from corpus.stages import chosen_texts, upstream
-from corpus.store import Store, swap_dir
+from corpus.store import Store, atomic_write_bytes, swap_dir
 
 __all__ = [
     "ASSET",
@@ -493,69 +495,119 @@ def funnel_png(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
     return buf.getvalue()
 
 
-def _connect(store: Store, settings: ReleaseSettings, spill: Path, version: str) -> duckdb.DuckDBPyConnection:
+FORMAT = 2  # 2: shards grouped by the ISO week of each document's latest delivery (incremental)
+LATEST = "_latest"  # DuckDB table: (id, source) -> latest delivery date, first day, its group
+
+
+def _stamps(store: Store) -> dict[str, str]:
+    """``{day: size:mtime}`` of every pes2o partition: what a release was built from."""
+    out = {}
+    for day in store.partitions(ASSET):
+        st = (store.partition_dir(ASSET, day) / "part-0.parquet").stat()
+        out[day] = f"{st.st_size}:{st.st_mtime_ns}"
+    return out
+
+
+def _group_of(day: str) -> str:
+    """The group of a document delivered last on ``day``: its ISO week (``2024-W09``). A week
+    keeps a new day's rewrite small (its own week, plus the weeks its re-delivered papers came
+    from) while a shard stays near a week of arXiv (~7,000 documents at today's rates)."""
+    year, week, _ = dt.date.fromisoformat(day).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _connect(store: Store, settings: ReleaseSettings, spill: Path) -> duckdb.DuckDBPyConnection:
+    """DuckDB with ``_latest``: each (id, source)'s latest delivery day, its first day and the
+    group it is grouped under. Reads only the id, source and date columns of the partitions."""
     con = duckdb.connect()
     con.execute(f"SET memory_limit='{settings.duckdb_memory_limit}'")
     con.execute(f"SET temp_directory='{spill}'")
     con.execute("SET preserve_insertion_order=false")
     glob = store.asset_dir(ASSET).resolve() / "date=*" / "*.parquet"
     con.execute(
-        "CREATE TEMP VIEW src AS SELECT * REPLACE (CAST(date AS DATE) AS date) "
-        f"FROM read_parquet('{glob}', hive_partitioning=true, union_by_name=true)"
-    )
-    # A paper listed on several days: its latest day's row counts; added = its first day.
-    # bytes: the kept text of the key over all its days (sizes the sort buckets).
-    con.execute(
-        "CREATE TEMP TABLE latest AS SELECT id, source, max(date) AS date, min(date) AS first_day, "
-        f"sum(strlen(text)) FILTER (WHERE {version}_keep) AS bytes FROM src GROUP BY id, source"
+        f"CREATE TEMP TABLE {LATEST} AS SELECT id, source, max(CAST(date AS DATE)) AS date, "
+        "min(CAST(date AS DATE)) AS first_day, strftime(max(CAST(date AS DATE)), '%G-W%V') AS grp "
+        f"FROM read_parquet('{glob}', hive_partitioning=true, union_by_name=true) "
+        "WHERE id IS NOT NULL AND source IS NOT NULL GROUP BY id, source"
     )
     return con
 
 
-# The release order, (source, id), is made by an external sort of our own: DuckDB's
-# ORDER BY (and a hash join that builds on the text side) holds every text in memory
-# and fails at its memory limit on a few GB of text. So: bucket bounds from the keys
-# alone (each bucket a run of consecutive keys with about sort_bucket_bytes of kept
-# text), one streaming pass scattering every row to its bucket's Arrow file, then one
-# bucket at a time sorted in memory. Peak memory is about one bucket, whatever the size.
+def _affected_groups(
+    con: duckdb.DuckDBPyConnection, store: Store, changed: list[str], gone: list[str]
+) -> set[str]:
+    """Groups whose documents a set of changed (new, re-written or removed) days can change:
+    the changed days' own groups, and the groups where the ids they hold were grouped before."""
+    groups = {_group_of(d) for d in [*changed, *gone]}
+    if not changed:
+        return groups
+    files = ", ".join(f"'{store.partition_dir(ASSET, d).resolve() / 'part-0.parquet'}'" for d in changed)
+    dates = ", ".join(f"DATE '{d}'" for d in changed)
+    glob = store.asset_dir(ASSET).resolve() / "date=*" / "*.parquet"
+    rows = con.execute(
+        "WITH touched AS (SELECT DISTINCT id, source FROM read_parquet([" + files + "])) "
+        "SELECT DISTINCT strftime(max(CAST(p.date AS DATE)), '%G-W%V') "
+        f"FROM read_parquet('{glob}', hive_partitioning=true) p JOIN touched USING (id, source) "
+        f"WHERE CAST(p.date AS DATE) NOT IN ({dates}) GROUP BY p.id, p.source"
+    ).fetchall()
+    return groups | {g for (g,) in rows if g}
+
+
+def _group_view(con: duckdb.DuckDBPyConnection, store: Store, version: str, group: str) -> bool:
+    """``grp``: the latest rows of the documents grouped under ``group`` (they live in that
+    group's partitions), with their first day. False when the group has no partition."""
+    days = [d for d in store.partitions(ASSET) if _group_of(d) == group]
+    if not days:
+        return False
+    files = ", ".join(f"'{store.partition_dir(ASSET, d).resolve() / 'part-0.parquet'}'" for d in days)
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW grp AS SELECT s.source, s.id, l.first_day, "
+        f"s.{version}_keep AS keep, s.{version}_reason AS reason, s.created, s.created_date, s.words, "
+        f"CASE WHEN s.{version}_keep THEN s.text END AS text "
+        f"FROM read_parquet([{files}], hive_partitioning=true, union_by_name=true) s "
+        f"JOIN {LATEST} l ON s.id = l.id AND s.source = l.source AND CAST(s.date AS DATE) = l.date "
+        f"WHERE l.grp = '{group}'"
+    )
+    return True
+
+
+# Documents of a group are written in (source, id) order by an external sort of our own:
+# DuckDB's ORDER BY holds every text in memory and fails at its memory limit on a few GB of
+# text. So: bucket bounds from the keys alone (each bucket a run of consecutive keys with
+# about sort_bucket_bytes of kept text), one streaming pass scattering every kept row to its
+# bucket's Arrow file, then one bucket at a time sorted in memory. Peak memory is about one
+# bucket, whatever the size of the group.
 _MAX_BUCKETS = 256  # scatter files open at once; beyond, buckets grow instead
 _BATCH = 2048  # rows per Arrow batch read or converted to Python
-_SCATTER_COLUMNS = ("source", "id", "date", "keep", "created", "created_date", "words", "text")
+_SCATTER_COLUMNS = ("source", "id", "first_day", "created", "created_date", "words", "text")
 
 
 def _bucket_bounds(con: duckdb.DuckDBPyConnection, target: int) -> list[tuple[str, str]]:
     """The first (source, id) of every bucket after the first, in release order."""
-    total = con.execute("SELECT coalesce(sum(bytes), 0) FROM latest").fetchone()[0]
+    total = con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM grp WHERE keep").fetchone()[0]
     target = max(target, -(-int(total) // _MAX_BUCKETS))
     bounds: list[tuple[str, str]] = []
     filled = 0
     reader = con.execute(
-        "SELECT source, id, bytes FROM latest WHERE bytes > 0 AND id IS NOT NULL AND source IS NOT NULL "
-        "ORDER BY source, id"
+        "SELECT source, id, strlen(text) FROM grp WHERE keep ORDER BY source, id"
     ).to_arrow_reader(1 << 16)
     for batch in reader:
         cols = batch.to_pydict()
-        for source, pid, size in zip(cols["source"], cols["id"], cols["bytes"], strict=True):
+        for source, pid, size in zip(*cols.values(), strict=True):
             if filled >= target:  # so at most _MAX_BUCKETS buckets, each under target + one text
                 bounds.append((source, pid))
                 filled = 0
-            filled += size
+            filled += size or 0
     return bounds
 
 
-def _scatter(
-    con: duckdb.DuckDBPyConnection, version: str, bounds: list[tuple[str, str]], spill: Path
-) -> list[Path]:
-    """Every row of every day, the text only when ``version`` keeps it, into its bucket's
-    Arrow stream file; returns the files in bucket order (so in release order)."""
+def _scatter(con: duckdb.DuckDBPyConnection, bounds: list[tuple[str, str]], spill: Path) -> list[Path]:
+    """Every kept row of the group into its bucket's Arrow stream file; returns the files in
+    bucket order (so in release order)."""
     paths = [spill / f"bucket-{i:05d}.arrows" for i in range(len(bounds) + 1)]
     sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
     options = pa.ipc.IpcWriteOptions(compression="lz4")
-    reader = con.execute(
-        f"SELECT source, id, date, {version}_keep AS keep, created, created_date, words, "
-        f"CASE WHEN {version}_keep THEN text END AS text FROM src "
-        "WHERE id IS NOT NULL AND source IS NOT NULL"  # as the join on (id, source, date) would
-    ).to_arrow_reader(_BATCH)
+    reader = con.execute(f"SELECT {', '.join(_SCATTER_COLUMNS)} FROM grp WHERE keep").to_arrow_reader(_BATCH)
     try:
         for batch in reader:
             if bounds:
@@ -584,8 +636,8 @@ def _scatter(
 
 
 def _sorted_rows(paths: list[Path]) -> Iterable[tuple]:
-    """The scattered rows in (source, id, date) order, one bucket in memory at a time."""
-    keys = [("source", "ascending"), ("id", "ascending"), ("date", "ascending")]
+    """The scattered rows in (source, id) order, one bucket in memory at a time."""
+    keys = [("source", "ascending"), ("id", "ascending")]
     for path in paths:
         with pa.OSFile(str(path), "rb") as fh:
             table = pa.ipc.open_stream(fh).read_all()
@@ -596,38 +648,42 @@ def _sorted_rows(paths: list[Path]) -> Iterable[tuple]:
         del table, order
 
 
-def _kept_docs(rows: Iterable[tuple]) -> Iterable[tuple]:
-    """(id, source, first_day, created, created_date, text, words) of every kept document,
-    in (source, id) order: a key's latest day's row counts, ``added`` is its first day."""
-    for _, group in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
-        group = list(group)
-        first_day, last_day = group[0][2], group[-1][2]
-        for source, pid, day, keep, created, created_date, words, text in group:
-            if day == last_day and keep:
-                yield pid, source, first_day, created, created_date, text, words
-
-
 def write_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> dict:
-    """Write ``releases/pes2o/<version>`` from every ``pes2o`` partition, atomically.
+    """Bring ``releases/pes2o/<version>`` up to date with every ``pes2o`` partition, atomically.
 
-    Returns (and writes as ``manifest.json``) ``{version, settings, stats, funnel,
-    files}``: ``stats`` one ``{source, split, documents, words}`` row per source and
-    split (the card's table), ``funnel`` as :func:`funnel_rows`, ``files`` every
-    shard with its documents, bytes and sha256 (paths relative to the version dir).
+    Documents are grouped by the ISO week of their latest delivery (a paper re-delivered on a
+    later day moves to that day's week), and every shard belongs to one group:
+    ``<split>/<source>-<YYYY>-W<WW>-<NNNNN>.jsonl.gz`` (and ``.parquet``). A run rebuilds only
+    the groups that the days changed since the last release can touch (their own weeks and
+    the weeks their papers were grouped under before); the other groups' shards are carried
+    over as hard links. Rebuilding a group is the same code in a full build, so the result is
+    byte-identical to building from scratch; unchanged inputs rewrite nothing.
+
+    Returns (and writes as ``manifest.json``) ``{version, settings, stats, funnel, files,
+    groups}`` plus ``mode`` (``full`` | ``incremental`` | ``unchanged``) and
+    ``groups_rebuilt`` (not written): ``stats`` one ``{source, split, documents, words}`` row
+    per source and split (the card's table), ``funnel`` as :func:`funnel_rows`, ``files``
+    every shard with its documents, bytes and sha256 (paths relative to the version dir).
     """
     if version not in pes2o.VERSIONS:
         raise ValueError(f"unknown peS2o version {version!r}; expected one of {pes2o.VERSIONS}")
     settings = settings or ReleaseSettings()
     store = Store(Path(home))
-    if not store.partitions(ASSET):
+    inputs = _stamps(store)
+    if not inputs:
         raise FileNotFoundError(f"{ASSET} has no partitions under {store.home}: materialise it first")
     final = release_dir(home, version)
+    state_path = store.home / ".index" / f"pes2o_{version}_release.json"
+    old = _usable_manifest(final, _settings_dict(settings), state_path)
+    if old is not None and old["inputs"] == inputs:
+        return {**old, "mode": "unchanged", "groups_rebuilt": 0}
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{version}.staging-"))
     spill = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{version}.spill-"))
     try:
-        summary = _write(store, version, settings, staging, spill)
+        summary = _write(store, version, settings, inputs, old, final, staging, spill)
         _swap_in(staging, final)
+        _write_state(state_path, final, inputs)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -636,27 +692,83 @@ def write_release(home: str | Path, version: str, settings: ReleaseSettings | No
     return summary
 
 
-def _write(store: Store, version: str, settings: ReleaseSettings, out: Path, spill: Path) -> dict:
-    con = _connect(store, settings, spill, version)
+def _settings_dict(settings: ReleaseSettings) -> dict:
+    return {"cutoff": settings.cutoff, "max_shard_bytes": settings.max_shard_bytes,
+            "compresslevel": settings.compresslevel}  # fmt: skip
+
+
+def _usable_manifest(final: Path, settings: dict, state_path: Path) -> dict | None:
+    """The current release's manifest, with the partition stamps it was built from, when a run
+    may build on it: same format and settings, and the state file (kept outside the release, so
+    the release's bytes depend on the data only) names this very manifest."""
     try:
-        reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
-        q = (
-            f"SELECT p.source, p.{version}_reason, count(*) FROM src p JOIN latest l USING (id, source, date) "
-            f"GROUP BY ALL"
-        )
-        for source, reason, n in con.execute(q).fetchall():
-            reasons.setdefault(source, Counter())[reason] += n
-        writers = {(s, sp): _ShardWriter(out / sp, s, settings) for s in SOURCES for sp in SPLITS}
-        stats = {key: [0, 0] for key in writers}
-        after_cutoff: Counter[str] = Counter()
-        cutoff = dt.date.fromisoformat(settings.cutoff)
-        bounds = _bucket_bounds(con, settings.sort_bucket_bytes)
-        buckets = _scatter(con, version, bounds, spill)
+        raw = (final / "manifest.json").read_bytes()
+        old = json.loads(raw)
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(old, dict) and old.get("format") == FORMAT and old.get("settings") == settings
+    ok = ok and isinstance(old.get("groups"), dict) and isinstance(state, dict)
+    if not ok or state.get("manifest_sha256") != hashlib.sha256(raw).hexdigest():
+        return None
+    return {**old, "inputs": state.get("inputs") or {}}
+
+
+def _write_state(state_path: Path, final: Path, inputs: dict[str, str]) -> None:
+    digest = hashlib.sha256((final / "manifest.json").read_bytes()).hexdigest()
+    state = {"manifest_sha256": digest, "inputs": inputs}
+    atomic_write_bytes(state_path, json.dumps(state, sort_keys=True).encode())
+
+
+def _write(
+    store: Store, version: str, settings: ReleaseSettings, inputs: dict[str, str], old: dict | None,
+    final: Path, out: Path, spill: Path,
+) -> dict:  # fmt: skip
+    con = _connect(store, settings, spill)
+    try:
+        groups_all = [g for (g,) in con.execute(f"SELECT DISTINCT grp FROM {LATEST} ORDER BY 1").fetchall()]
+        if old is None:
+            rebuild, mode = set(groups_all), "full"
+        else:
+            changed = [d for d, st in inputs.items() if old["inputs"].get(d) != st]
+            gone = [d for d in old["inputs"] if d not in inputs]
+            rebuild, mode = _affected_groups(con, store, changed, gone), "incremental"
+        groups = {}
+        for group in groups_all:
+            if group in rebuild or group not in old["groups"]:
+                groups[group] = _build_group(con, store, version, settings, group, out, spill)
+            else:
+                groups[group] = old["groups"][group]
+                for f in groups[group]["files"]:
+                    (out / f["path"]).parent.mkdir(parents=True, exist_ok=True)
+                    os.link(final / f["path"], out / f["path"])
     finally:
         con.close()
-    for pid, source, first_day, created, created_date, text, words in _kept_docs(_sorted_rows(buckets)):
+    for split in SPLITS:
+        (out / split).mkdir(parents=True, exist_ok=True)  # present even when empty
+    summary = _summarise(version, settings, groups)
+    (out / "manifest.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_card(out, pes2o_card(summary))
+    return {**summary, "mode": mode, "groups_rebuilt": len(rebuild & set(groups_all))}
+
+
+def _build_group(
+    con: duckdb.DuckDBPyConnection, store: Store, version: str, settings: ReleaseSettings, group: str,
+    out: Path, spill: Path,
+) -> dict:  # fmt: skip
+    """Write the shards of one group's documents; return their files, counts and drop reasons."""
+    built: dict = {"files": [], "stats": {}, "reasons": {}, "after_cutoff": {}}
+    if not _group_view(con, store, version, group):
+        return built
+    for source, reason, n in con.execute("SELECT source, reason, count(*) FROM grp GROUP BY ALL").fetchall():
+        built["reasons"].setdefault(source, {})[reason if reason is not None else ""] = n
+    bucket_dir = Path(tempfile.mkdtemp(dir=spill, prefix=f"{group}-"))
+    buckets = _scatter(con, _bucket_bounds(con, settings.sort_bucket_bytes), bucket_dir)
+    writers = {(s, sp): _ShardWriter(out / sp, f"{s}-{group}", settings) for s in SOURCES for sp in SPLITS}
+    cutoff = dt.date.fromisoformat(settings.cutoff)
+    for source, pid, first_day, created, created_date, words, text in _sorted_rows(buckets):
         if created_date is None or created_date > cutoff:
-            after_cutoff[source] += 1
+            built["after_cutoff"][source] = built["after_cutoff"].get(source, 0) + 1
             continue
         split = pes2o.split_for(created_date, cutoff)
         writers[(source, split)].write(
@@ -669,38 +781,46 @@ def _write(store: Store, version: str, settings: ReleaseSettings, out: Path, spi
                 "version": version,
             }  # fmt: skip
         )
-        stats[(source, split)][0] += 1
-        stats[(source, split)][1] += words or 0
-    files = []
+        docs, n_words = built["stats"].get(f"{source}/{split}", [0, 0])
+        built["stats"][f"{source}/{split}"] = [docs + 1, n_words + (words or 0)]
+    shutil.rmtree(bucket_dir, ignore_errors=True)
     for writer in writers.values():
         writer.close()
         for f in writer.files:
             for kind in ("jsonl", "parquet"):
                 path = f[kind]
-                files.append({"path": path.relative_to(out).as_posix(), "format": kind,
-                              "documents": f["documents"], "bytes": path.stat().st_size,
-                              "sha256": _sha256(path)})  # fmt: skip
-    for split in SPLITS:
-        (out / split).mkdir(parents=True, exist_ok=True)  # present even when empty
-    splits = {k: v[0] for k, v in stats.items()}
-    summary = {
+                built["files"].append({"path": path.relative_to(out).as_posix(), "format": kind,
+                                       "documents": f["documents"], "bytes": path.stat().st_size,
+                                       "sha256": _sha256(path)})  # fmt: skip
+    return built
+
+
+def _summarise(version: str, settings: ReleaseSettings, groups: dict) -> dict:
+    """The manifest: totals over the groups (so a carried-over group is never re-read)."""
+    stats = {(s, sp): [0, 0] for s in SOURCES for sp in SPLITS}
+    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
+    after: Counter[str] = Counter()
+    for group in groups.values():
+        for key, (docs, words) in group["stats"].items():
+            source, split = key.split("/")
+            stats[(source, split)][0] += docs
+            stats[(source, split)][1] += words
+        for source, counts in group["reasons"].items():
+            reasons.setdefault(source, Counter()).update({(r or None): n for r, n in counts.items()})
+        after.update(group["after_cutoff"])
+    return {
+        "format": FORMAT,
         "version": version,
-        "settings": {
-            "cutoff": settings.cutoff,
-            "max_shard_bytes": settings.max_shard_bytes,
-            "compresslevel": settings.compresslevel,
-        },  # fmt: skip
+        "settings": _settings_dict(settings),
         "stats": [
             {"source": s, "split": sp, "documents": stats[(s, sp)][0], "words": stats[(s, sp)][1]}
             for s in SOURCES
             for sp in SPLITS
         ],  # fmt: skip
-        "funnel": funnel_rows(reasons, after_cutoff, splits),
-        "files": sorted(files, key=lambda f: f["path"]),
+        "funnel": funnel_rows(reasons, after, {k: v[0] for k, v in stats.items()}),
+        "files": sorted((f for g in groups.values() for f in g["files"]), key=lambda f: f["path"]),
+        "groups": groups,
     }
-    (out / "manifest.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_card(out, pes2o_card(summary))
-    return summary
 
 
 HF_SPLITS = {"train": "train", "valid": "validation"}  # release folder -> Hugging Face split name

@@ -86,6 +86,8 @@ def _release(
     atomic_write_bytes(plot_path, png)
     return dg.MaterializeResult(
         metadata={
+            "mode": summary["mode"],  # full | incremental | unchanged
+            "groups_rebuilt": f"{summary['groups_rebuilt']} of {len(summary['groups'])} weeks",
             "documents": sum(s["documents"] for s in stats),
             "words": sum(s["words"] for s in stats),
             "shards": len(jsonl),

@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -98,7 +99,8 @@ def test_runs_succeed_and_metadata(built):
     assert stats[("s2orc", "train")]["documents"] == 1  # 1706.03762
     assert stats[("s2orc", "valid")]["documents"] == 1  # 2004.14974
     assert stats[("s2ag", "train")]["documents"] == 5 and stats[("s2ag", "valid")]["documents"] == 1
-    assert meta["documents"].value == 8 and meta["shards"].value == 4 and meta["cutoff"].value == CUTOFF
+    # shards per (split, source, month of the latest delivery): 2023-08, 2020-10, 2007-04
+    assert meta["documents"].value == 8 and meta["shards"].value == 5 and meta["cutoff"].value == CUTOFF
     assert manifest["settings"]["cutoff"] == CUTOFF
     funnel = {(r.data["source"], r.data["step"]): r.data for r in meta["funnel"].value.records}
     assert funnel[("s2orc", "input")]["remaining"] == 6
@@ -211,7 +213,7 @@ def test_byte_identical_on_rematerialisation(built):
     home, *_, trees = built
     for version in ("v1", "v2"):
         again = _tree(release_dir(home, version))
-        assert again == trees[version] and len(again) == 10  # 4 shards x 2 formats + manifest + card
+        assert again == trees[version] and len(again) == 12  # 5 shards x 2 formats + manifest + card
     leftovers = [p.name for p in release_dir(home, "v1").parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []  # staging and spill directories are gone
 
@@ -397,6 +399,7 @@ def test_release_sorts_in_buckets_with_the_same_bytes(tmp_path, monkeypatch):
     )
 
     def release(**kw) -> dict[str, str]:
+        shutil.rmtree(release_dir(tmp_path, "v1"), ignore_errors=True)  # else: unchanged, nothing rebuilt
         write_release(tmp_path, "v1", ReleaseSettings(cutoff="2021-01-03", max_shard_bytes=2000, **kw))
         return _tree(release_dir(tmp_path, "v1"))
 
@@ -409,6 +412,65 @@ def test_release_sorts_in_buckets_with_the_same_bytes(tmp_path, monkeypatch):
     assert release(sort_bucket_bytes=100) == whole
     monkeypatch.setattr(pes2o_release, "_MAX_BUCKETS", 3)
     assert release(sort_bucket_bytes=100) == whole
-    assert scattered[0] == 1 and scattered[1] > 10 and scattered[2] == 3
+    # one scatter per month group (three days, three months)
+    assert scattered[:3] == [1, 1, 1] and sum(scattered[3:6]) > 10 and max(scattered[6:9]) == 3
     with pytest.raises(ValueError):
         ReleaseSettings(sort_bucket_bytes=0)
+
+
+def _generated_days(seed: int, n_days: int) -> dict[str, list[dict]]:
+    """Days over several months; papers re-delivered on later days with new text or a new verdict."""
+    import random
+
+    rng = random.Random(seed)
+    start = dt.date(2020, 11, 20)
+    days = [(start + dt.timedelta(days=7 * i)).isoformat() for i in range(n_days)]
+    ids = [f"20{rng.randrange(10, 13)}.{rng.randrange(10**5):05d}" for _ in range(80)]
+    frames: dict[str, list[dict]] = {d: [] for d in days}
+    for pid in ids:
+        for day in sorted(rng.sample(days, rng.choice([1, 1, 2, 3]))):
+            created = rng.choice(["2019-05-01", "2020-12-20", "2021-01-02", "2021-02-01"])
+            for source in ("s2orc", "s2ag"):
+                keep = rng.random() < 0.7
+                text = f"{day} " + " ".join(
+                    rng.choice(["alpha", "beta", "γάμμα"]) for _ in range(rng.randint(1, 30))
+                )
+                frames[day].append(
+                    _row(pid, source, day, created, keep=keep, reason=None if keep else "no_title", text=text)
+                )
+    return frames
+
+
+def test_incremental_release_equals_a_full_rebuild(tmp_path):
+    """Day by day, each run rebuilds only the month groups a new day can touch (re-delivered
+    papers included) and carries the others over; the result is byte-identical to building all
+    at once. Unchanged inputs rewrite nothing."""
+    settings = ReleaseSettings(cutoff="2021-01-03", max_shard_bytes=700)
+    frames = _generated_days(11, 12)
+    inc = Store(tmp_path / "inc")
+    modes = []
+    for day, rows in frames.items():
+        inc.write_partition("pes2o", day, pes2o_frame(rows))
+        summary = write_release(inc.home, "v2", settings)
+        modes.append((summary["mode"], summary["groups_rebuilt"], len(summary["groups"])))
+    assert modes[0][0] == "full" and all(m == "incremental" for m, _, _ in modes[1:])
+    assert any(rebuilt < groups for _, rebuilt, groups in modes[1:])  # some months carried over
+    full = Store(tmp_path / "full")
+    for day, rows in frames.items():
+        full.write_partition("pes2o", day, pes2o_frame(rows))
+    write_release(full.home, "v2", settings)
+    assert _tree(release_dir(inc.home, "v2")) == _tree(release_dir(full.home, "v2"))
+    # Nothing changed: nothing is rebuilt, not a file is rewritten.
+    root = release_dir(inc.home, "v2")
+    inodes = {p: p.stat().st_ino for p in root.rglob("*") if p.is_file()}
+    again = write_release(inc.home, "v2", settings)
+    assert again["mode"] == "unchanged" and again["groups_rebuilt"] == 0
+    assert {p: p.stat().st_ino for p in root.rglob("*") if p.is_file()} == inodes
+    # A later day of new papers created after the cutoff: its own month only; the shards of
+    # every earlier month are the same files (hard links), and no document changes.
+    late = "2021-06-01"
+    inc.write_partition("pes2o", late, pes2o_frame([_row("2106.00001", "s2ag", late, "2021-05-30")]))
+    after = write_release(inc.home, "v2", settings)
+    assert after["mode"] == "incremental" and after["groups_rebuilt"] == 1
+    shards = {p: p.stat().st_ino for p in root.rglob("*.jsonl.gz")}
+    assert shards == {p: i for p, i in inodes.items() if p.name.endswith(".jsonl.gz")}
