@@ -222,7 +222,7 @@ class RssTrace:
 def release(home: Path, args: argparse.Namespace) -> dict:
     base_mb = peak_mb()
     with RssTrace(args.trace_every) as trace, cpu_timer() as cpu, timer() as wall:
-        summary = cw.build_release(home, seed=args.seed)
+        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
     rel_peak = peak_mb()
     out = cw.release_dir(home)
     jsonl_mb = sum((out / f"{s}.jsonl").stat().st_size for s in cw.SPLIT_NAMES) / 2**20
@@ -249,6 +249,38 @@ def release(home: Path, args: argparse.Namespace) -> dict:
             "jsonl_mb": jsonl_mb, "audit": audit}  # fmt: skip
 
 
+def new_day(home: Path, args: argparse.Namespace) -> dict:
+    """One more day: ``papers/days`` new papers and a ``--repeat`` share of that many papers of the
+    last two weeks delivered again; then the release again (incremental)."""
+    import random
+
+    rnd = random.Random(args.seed + 1)
+    store = Store(home)
+    days = store.partitions(cw.PARAGRAPHS)
+    day = (dt.date.fromisoformat(days[-1]) + dt.timedelta(days=1)).isoformat()
+    pool = WordPool(1_000_000, args.seed + 1)
+    per_day = max(1, args.papers // args.days)
+    recent = pl.concat(
+        [store.read_partition(cw.CANDIDATES, d).select("paper_id", "field") for d in days[-14:]]
+    )
+    again = recent.sample(min(recent.height, int(per_day * args.repeat) + 1), seed=1).rows()
+    fresh = [(f"2999.{i:05d}", rnd.choice(list(FIELD_SHARES))) for i in range(per_day)]
+    rows, cands = [], []
+    for pid, fld in sorted(fresh + again):
+        mine, cand = _paper(pid, fld, args, pool, rnd)
+        rows.extend(mine)
+        cands.append(cand)
+    store.write_partition(cw.PARAGRAPHS, day, cw._frame(rows, cw.PARAGRAPH_SCHEMA))
+    store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
+    with cpu_timer() as cpu, timer() as wall:
+        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
+    print(
+        f"new day {day}: {per_day:,} new papers + {len(again):,} re-delivered: {summary['mode']}, "
+        f"{summary['splits_rewritten']} split file(s) merged in {cpu['s']:.1f} CPU s / {wall['s']:.1f} wall s"
+    )
+    return {"cpu_s": cpu["s"], "wall_s": wall["s"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -265,6 +297,7 @@ def main() -> None:
     ap.add_argument("--non-candidates", type=float, default=0.1, help="share of papers without paragraphs")
     ap.add_argument("--repeat", type=float, default=0.1, help="share of papers delivered again later")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-field", type=int, help="a fixed per-field cap (default: the median of the fields)")
     ap.add_argument("--workdir", type=Path, help="where to generate (removed afterwards unless --keep)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--no-audit", action="store_true", help="skip audit_release")
@@ -294,6 +327,7 @@ def main() -> None:
                   f"{gen['bytes'] / 2**20:,.0f} MB of Parquet in {gen['cpu_s']:.1f} CPU s / {gen['wall_s']:.1f} "
                   f"wall s, peak RSS {gen['peak_mb']:,.0f} MB")  # fmt: skip
         rel = release(home, args)
+        inc = new_day(home, args)
         s = rel["summary"]
         avail, paras, papers = s["available_paragraphs"], s["paragraphs"], s["papers"]
         result(
@@ -317,6 +351,8 @@ def main() -> None:
             audit_cpu_s=rel["audit"]["cpu_s"],
             audit_sentences_per_cpu_s=rel["audit"]["sentences"] / max(rel["audit"]["cpu_s"], 1e-9),
             leftover_rate=rel["audit"]["rate"],
+            new_day_cpu_s=inc["cpu_s"],
+            new_day_share=inc["cpu_s"] / rel["cpu_s"],
             peak_mb=peak_mb(),
         )
     finally:

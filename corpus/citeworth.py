@@ -996,13 +996,27 @@ def build_release(
     del chosen_keys
     available_paragraphs = keys.height
     del keys
+    inputs = _input_stamps(store)
+    settings = {"seed": seed, "per_field": per_field, "out": str(out.resolve())}
+    state = _read_state(store, out, settings)
+    if state is not None and state["inputs"] == inputs:
+        return {**state["summary"], "mode": "unchanged", "splits_rewritten": 0}
+    old_table = store.read_table(SPLITS) if state is not None else None
     store.write_table(SPLITS, table)
-    sentences = _SentenceStats()
-    counts = _write_splits(store, table, out, sentences)
+    if old_table is None:
+        sentences = _SentenceStats()
+        counts = _write_splits(store, table, out, sentences)
+        mode, rewritten = "full", len(SPLIT_NAMES)
+    else:
+        changed_days = {d for d, st in inputs.items() if state["inputs"].get(d) != st}
+        changed_days |= {d for d in state["inputs"] if d not in inputs}
+        sentences = _SentenceStats.from_state(state["sentences"])
+        counts, rewritten = _update_splits(store, old_table, table, changed_days, out, sentences)
+        mode = "incremental"
     write_card(out, citeworth_card(counts, sentences.result(), available))
     released = dict(table.group_by("field").len().rows())
     per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
-    return {
+    summary = {
         "seed": seed,
         "per_field_cap": cap,
         "available_paragraphs": available_paragraphs,
@@ -1018,6 +1032,146 @@ def build_release(
         "stats": sentences.result(),
         "files": {s: str(out / f"{s}.jsonl") for s in SPLIT_NAMES},
     }
+    _write_state(store, out, settings, inputs, summary, sentences)
+    return {**summary, "mode": mode, "splits_rewritten": rewritten}
+
+
+# --------------------------------------------------------------------------- incremental release
+#
+# The release is the same function of the chosen keys whichever way it is written: a line is
+# the bytes write_ndjson gives its row, in (paper_id, section_index) order. So after a new day
+# only the chosen keys that changed (chosen or dropped now, or from a day that was rewritten)
+# are fetched or removed, merged into the old split files line by line, and Table 2's
+# statistics (a length histogram and counts) are updated by what was added and taken away.
+# What the release was built from is kept in $CORPUS_HOME/.index, keyed to the files' stamps.
+
+_KEY = ["paper_id", "section_index"]
+_LINE_KEY = re.compile(rb'^\{"paper_id":("(?:[^"\\]|\\.)*"),"section_index":(-?\d+),')
+
+
+def _state_path(store) -> Path:
+    return store.home / ".index" / "citeworth_release.json"
+
+
+def _input_stamps(store) -> dict[str, str]:
+    out = {}
+    for asset in (PARAGRAPHS, CANDIDATES):
+        for day in store.partitions(asset):
+            st = (store.partition_dir(asset, day) / "part-0.parquet").stat()
+            out[f"{asset}/{day}"] = f"{st.st_size}:{st.st_mtime_ns}"
+    return out
+
+
+def _file_stamps(out: Path) -> dict[str, str]:
+    stamps = {}
+    for split in SPLIT_NAMES:
+        try:
+            st = (out / f"{split}.jsonl").stat()
+        except FileNotFoundError:
+            return {}
+        stamps[split] = f"{st.st_size}:{st.st_mtime_ns}"
+    return stamps
+
+
+def _read_state(store, out: Path, settings: dict) -> dict | None:
+    """The last release's state when this run may build on it: same settings, the split files
+    and the key table it wrote still in place."""
+    try:
+        state = json.loads(_state_path(store).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict) or state.get("settings") != settings:
+        return None
+    if not state.get("files") or state["files"] != _file_stamps(out) or not store.asset_dir(SPLITS).exists():
+        return None
+    return state
+
+
+def _write_state(store, out: Path, settings: dict, inputs: dict, summary: dict, sentences) -> None:
+    from corpus.store import atomic_write_bytes
+
+    state = {"settings": settings, "inputs": inputs, "files": _file_stamps(out), "summary": summary,
+             "sentences": sentences.state()}  # fmt: skip
+    atomic_write_bytes(_state_path(store), json.dumps(state, sort_keys=True).encode())
+
+
+def _update_splits(
+    store, old: pl.DataFrame, new: pl.DataFrame, changed_days: set[str], out: Path, sentences
+) -> tuple[dict[str, int], int]:
+    """Bring the split files from ``old``'s keys to ``new``'s; returns rows per split and how many
+    split files were rewritten."""
+    cols = ["paper_id", "section_index", "date", "split"]
+    old_k, new_k = old.select(cols), new.select(cols)
+    stale = pl.col("date").is_in(sorted(changed_days))
+    removed = old_k.join(new_k, on=cols, how="anti").vstack(old_k.filter(stale)).unique()
+    added = new_k.join(old_k, on=cols, how="anti").vstack(new_k.filter(stale)).unique()
+    counts, rewritten = {}, 0
+    fetched = _fetch_rows(store, added)  # every day read once, for all splits
+    fetched = fetched.join(added.select(*_KEY, "split"), on=_KEY, how="left", maintain_order="left")
+    for split in SPLIT_NAMES:
+        gone = removed.filter(pl.col("split") == split)
+        rows = fetched.filter(pl.col("split") == split).drop("split")
+        counts[split] = new.filter(pl.col("split") == split).height
+        if gone.is_empty() and rows.is_empty():
+            continue
+        sentences.add(split, rows)
+        _merge_split(out / f"{split}.jsonl", rows, set(gone.select(_KEY).iter_rows()), split, sentences)
+        rewritten += 1
+    return counts, rewritten
+
+
+def _fetch_rows(store, keys: pl.DataFrame) -> pl.DataFrame:
+    """The release rows of ``keys`` (paper_id, section_index, date), sorted, from their days."""
+    frames = []
+    for (day,), part in keys.partition_by("date", as_dict=True).items():
+        frames.append(
+            pl.scan_parquet(store.partition_dir(PARAGRAPHS, day) / "part-0.parquet")
+            .filter(pl.col("kept"))
+            .select(_RELEASE_SOURCE)
+            .join(part.select(_KEY).lazy(), on=_KEY, how="inner")
+            .collect()
+        )
+    if not frames:
+        return pl.DataFrame(schema={"paper_id": pl.String, "section_index": pl.Int64})
+    rows = pl.concat(frames, how="vertical")
+    if rows.height < keys.height:
+        raise RuntimeError(f"{keys.height - rows.height} chosen paragraphs were not found in {PARAGRAPHS}")
+    return (
+        rows.sort("paper_id", "section_index")
+        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
+        .select(RELEASE_COLUMNS)
+    )
+
+
+def _merge_split(path: Path, rows: pl.DataFrame, gone: set[tuple], split: str, sentences) -> None:
+    """Rewrite one split file: its old lines minus ``gone`` (taken off the statistics), merged
+    in key order with ``rows`` (whose lines are write_ndjson's bytes, as a full build's)."""
+    import io
+
+    buf = io.BytesIO()
+    if rows.height:
+        rows.write_ndjson(buf)
+    new_lines = buf.getvalue().splitlines(keepends=True)
+    new_keys = list(rows.select(_KEY).iter_rows()) if rows.height else []
+    removed_lines: list[bytes] = []
+    i = 0
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh, open(path, "rb") as old:
+        for line in old:
+            m = _LINE_KEY.match(line)
+            if m is None:
+                raise ValueError(f"{path}: a line that is not a release row: {line[:80]!r}")
+            key = (json.loads(m.group(1)), int(m.group(2)))
+            while i < len(new_keys) and new_keys[i] < key:
+                fh.write(new_lines[i])
+                i += 1
+            if key in gone:
+                removed_lines.append(line)
+            else:
+                fh.write(line)
+        fh.writelines(new_lines[i:])
+    if removed_lines:
+        old_rows = pl.read_ndjson(io.BytesIO(b"".join(removed_lines)))
+        sentences.subtract(split, old_rows)
 
 
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
@@ -1158,13 +1312,35 @@ class _SentenceStats:
         self.cite = 0
         self.per_split: Counter[str] = Counter()
 
-    def add(self, split: str, rows: pl.DataFrame) -> None:
+    def add(self, split: str, rows: pl.DataFrame, sign: int = 1) -> None:
+        if rows.is_empty():
+            return
         flat = rows.select("samples").explode("samples", empty_as_null=False).unnest("samples")
         texts = flat["text"].to_list()
-        self.lengths.update(map(len, texts))
-        self.tokens += sum(len(_TOKEN_RE.findall(t)) for t in texts)
-        self.cite += int((flat["label"] == LABEL_CITE_WORTHY).sum())
-        self.per_split[split] += len(texts)
+        lengths = Counter(map(len, texts))
+        if sign > 0:
+            self.lengths.update(lengths)
+        else:
+            self.lengths.subtract(lengths)
+            self.lengths = +self.lengths  # drop lengths no sentence has any more
+        self.tokens += sign * sum(len(_TOKEN_RE.findall(t)) for t in texts)
+        self.cite += sign * int((flat["label"] == LABEL_CITE_WORTHY).sum())
+        self.per_split[split] += sign * len(texts)
+
+    def subtract(self, split: str, rows: pl.DataFrame) -> None:
+        self.add(split, rows, sign=-1)
+
+    def state(self) -> dict:
+        return {"lengths": {str(k): v for k, v in sorted(self.lengths.items())}, "tokens": self.tokens,
+                "cite": self.cite, "per_split": dict(self.per_split)}  # fmt: skip
+
+    @classmethod
+    def from_state(cls, state: dict) -> _SentenceStats:
+        out = cls()
+        out.lengths = Counter({int(k): v for k, v in state["lengths"].items()})
+        out.tokens, out.cite = state["tokens"], state["cite"]
+        out.per_split = Counter(state["per_split"])
+        return out
 
     def _kth(self, k: int) -> int:
         """The ``k``-th smallest length (0-based)."""

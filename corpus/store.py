@@ -138,6 +138,10 @@ class Store:
             raise
         return final
 
+    def read_table(self, asset: str, name: str = "part-0") -> pl.DataFrame:
+        """An unpartitioned table written by :meth:`write_table`."""
+        return pl.read_parquet(self.asset_dir(asset) / f"{name}.parquet")
+
     def has_partition(self, asset: str, date: str) -> bool:
         return (self.partition_dir(asset, date) / "part-0.parquet").exists()
 

@@ -193,6 +193,8 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
     preview = corpus.store.scan("citeworth_splits").head(10).collect()
     return dg.MaterializeResult(
         metadata={
+            "mode": summary["mode"],  # full | incremental | unchanged
+            "splits_rewritten": summary["splits_rewritten"],
             "paragraphs": summary["paragraphs"],
             "papers": summary["papers"],
             "sentences": st["total_sentences"],

@@ -772,6 +772,7 @@ def test_release_written_in_small_buckets_is_the_same_release(tmp_path, monkeypa
     one = cw.build_release(tmp_path, per_field=1000)
     files = {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
     monkeypatch.setattr(cw, "_BUCKET_ROWS", 3)
+    cw._state_path(Store(tmp_path)).unlink()  # else nothing changed and nothing is rewritten
     many = cw.build_release(tmp_path, per_field=1000)
     assert many == one and one["paragraphs_per_split"]["train"] > 3 * 5
     assert files == {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
@@ -822,3 +823,35 @@ def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch
     monkeypatch.setattr(cw, "_latest_keys", with_a_ghost)
     with pytest.raises(RuntimeError, match="1 chosen paragraphs were not found"):
         cw.build_release(tmp_path)
+
+
+def test_incremental_release_equals_a_full_rebuild(tmp_path):
+    """Day by day, only the chosen keys that changed are fetched or removed and merged into the
+    split files (re-delivered papers included); the files and Table 2 equal a build from scratch.
+    Unchanged inputs rewrite nothing."""
+    rng = random.Random(5)
+    fields = ("Physics", "Mathematics", "Computer Science", "Biology")
+    days = [f"2024-02-{d:02d}" for d in range(1, 9)]
+    plan = []
+    for n, day in enumerate(days):
+        papers = {f"P{n}{i:02d}": (rng.choice(fields), rng.randint(0, 3)) for i in range(12)}
+        if n:  # new versions of earlier papers, now with another number of kept paragraphs
+            papers |= {
+                f"P{rng.randrange(n)}{i:02d}": (rng.choice(fields), rng.randint(0, 3)) for i in range(4)
+            }
+        plan.append((day, papers, _CITED if n % 2 else "Only one sentence is cited ⟦[4]⟧."))
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    modes = []
+    for day, papers, text in plan:
+        _write_day(inc, day, papers, text)
+        summary = cw.build_release(inc, per_field=12)  # a fixed cap: the median would move every day
+        modes.append((summary["mode"], summary["splits_rewritten"]))
+    for day, papers, text in plan:
+        _write_day(full, day, papers, text)
+    whole = cw.build_release(full, per_field=12)
+    assert modes[0][0] == "full" and {m for m, _ in modes[1:]} == {"incremental"}
+    files = {s: (cw.release_dir(inc) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
+    assert files == {s: (cw.release_dir(full) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
+    again = cw.build_release(inc, per_field=12)
+    assert again["stats"] == whole["stats"] and again["paragraphs_per_split"] == whole["paragraphs_per_split"]
+    assert again["mode"] == "unchanged" and again["splits_rewritten"] == 0
