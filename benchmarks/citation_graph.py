@@ -4,7 +4,7 @@
                                         [--entries-per-paper E] [--days D] [--workdir DIR] [--keep]
 
 With CORPUS_HOME, the asset's inputs found there are used as they are (``papers``,
-``bib_entries``, ``fulltext_ids`` partitions and ``citation_links/part-0.parquet``).
+``bib_entries``, ``fulltext_ids`` and ``citation_links`` partitions).
 Otherwise a CORPUS_HOME is generated (in a child process: its CPU time and peak RSS
 are reported apart) with ``--papers`` papers (default 1M) with arXiv ids
 (``YYMM.NNNNN``, 20k a month, in date order) spread over ``--days`` daily partitions:
@@ -150,9 +150,16 @@ def generate(home: str, papers: int, links_per_paper: float, entries_per_paper: 
         }
     )
     del citing_ids
-    path = store.asset_dir(LINKS_ASSET) / "part-0.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    links.write_parquet(path, compression="zstd")
+    # stored as the linker stores them: in the citing paper's latest delivery day
+    latest_day = np.where(again, day2, day1)[citing]
+    for (d,), part in links.with_columns(_d=pl.Series(latest_day)).partition_by("_d", as_dict=True).items():
+        path = (
+            store.asset_dir(LINKS_ASSET)
+            / f"date={(FIRST_DAY + dt.timedelta(days=int(d))).isoformat()}"
+            / "part-0.parquet"
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part.drop("_d").sort("entry_id").write_parquet(path, compression="zstd")
     n_links = links.height
     del links
 
@@ -275,20 +282,14 @@ def run_asset(home: Path, steps: Steps) -> dict:
     """The body of ``corpus_assets.graph.citation_graph`` without Dagster (same calls, same order)."""
     import polars as pl
 
-    from corpus.citation_links import ASSET as LINKS_ASSET
-    from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes
+    from corpus.citation_links import fulltext_links, graph_nodes, link_rows
     from corpus.graph import EDGE_SCHEMA, build_edges, degree_plot_png, graph_stats
     from corpus.stages import FULLTEXT_IDS
     from corpus.store import Store, atomic_write_bytes
 
     store = Store(home)
     nodes = steps("graph_nodes", graph_nodes, store)
-    links = steps("read_links", pl.read_parquet, store.asset_dir(LINKS_ASSET) / "part-0.parquet")
-    mentions = steps("entry_mentions", entry_mentions, store)
-    links = steps(
-        "join_mentions",
-        lambda: links.join(mentions, on="entry_id", how="left").with_columns(pl.col("mentions").fill_null(0)),
-    )
+    links = steps("link_rows", link_rows, store)
     fulltext = steps("fulltext_links", fulltext_links, store, FULLTEXT_IDS)
     n_link_rows = links.height
     edges = steps(

@@ -124,11 +124,33 @@ def graph_nodes(store: Store) -> pl.Series:
     return kept.collect()["id"].sort()
 
 
-def entry_mentions(store: Store) -> pl.DataFrame:
-    """``entry_id, mentions`` of every bib entry of a latest delivery (one row per entry)."""
-    if not store.partitions("bib_entries"):
-        return pl.DataFrame(schema={"entry_id": pl.String, "mentions": pl.Int64})
-    return _latest_scan(store, "bib_entries", "citing_id").select("entry_id", "mentions").collect()
+def link_rows(store: Store) -> pl.DataFrame:
+    """``citing_id, cited_id, via, score, mentions`` of every stored link, ``mentions`` being its
+    bib entry's inline citations (0 when unknown).
+
+    Links are stored in their citing paper's latest delivery day, whose ``bib_entries``
+    partition holds the entries they come from: so the join is done a day at a time, and no
+    table of every entry id of the corpus is ever held (the 30M-entry join was the graph's
+    peak memory at 1M papers)."""
+    root = store.asset_dir(ASSET)
+    days = sorted(p.name[5:] for p in root.glob("date=*")) if root.exists() else []
+    cols = ["citing_id", "cited_id", "via", "score", "mentions"]
+    frames = []
+    for day in days:
+        links = pl.scan_parquet(_day_file(root, day))
+        if store.has_partition("bib_entries", day):
+            mentions = pl.scan_parquet(store.partition_dir("bib_entries", day) / "part-0.parquet").select(
+                "entry_id", "mentions"
+            )
+            links = links.join(mentions, on="entry_id", how="left")
+        else:
+            links = links.with_columns(pl.lit(None, pl.Int64).alias("mentions"))
+        frames.append(
+            links.select(cols).with_columns(pl.col("mentions").cast(pl.Int64).fill_null(0)).collect()
+        )
+    if not frames:
+        return pl.DataFrame(schema={**{c: LINK_SCHEMA[c] for c in cols[:4]}, "mentions": pl.Int64})
+    return pl.concat(frames, how="vertical_relaxed")
 
 
 def fulltext_links(store: Store, asset: str) -> pl.DataFrame | None:

@@ -5,7 +5,7 @@ import base64
 import dagster as dg
 import polars as pl
 
-from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes, scan_links, update_links
+from corpus.citation_links import fulltext_links, graph_nodes, link_rows, update_links
 from corpus.graph import EDGE_SCHEMA, build_edges, degree_plot_png, graph_stats
 from corpus.stages import FULLTEXT_IDS
 from corpus.store import atomic_write_bytes
@@ -85,9 +85,7 @@ def citation_graph(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg
     store = corpus.store
     # Every input as of each paper's latest delivery (a new arXiv version replaces the old one).
     nodes = graph_nodes(store)
-    links = scan_links(store).collect()
-    mentions = entry_mentions(store)
-    links = links.join(mentions, on="entry_id", how="left").with_columns(pl.col("mentions").fill_null(0))
+    links = link_rows(store)  # with each bib entry's mentions, joined a day at a time
     fulltext = fulltext_links(store, FULLTEXT_IDS)
     edges = (
         build_edges(links, fulltext)

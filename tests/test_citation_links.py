@@ -172,7 +172,7 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
 
 
 def test_graph_inputs_come_from_the_latest_delivery(tmp_path):
-    from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes
+    from corpus.citation_links import fulltext_links, graph_nodes, link_rows
 
     store = Store(tmp_path)
     assert graph_nodes(store).to_list() == [] and fulltext_links(store, "fulltext_ids") is None
@@ -185,5 +185,7 @@ def test_graph_inputs_come_from_the_latest_delivery(tmp_path):
     store.write_partition("fulltext_ids", "2021-01-04", pl.DataFrame(ft))
     store.write_partition("fulltext_ids", "2021-01-05", pl.DataFrame(ft | {"mentions": [1]}))
     assert graph_nodes(store).to_list() == ["2101.00001", "2101.00002"]
-    assert entry_mentions(store).rows() == [("2101.00001#b0", 2)]  # once, from the latest day
+    update_links(tmp_path)
+    rows = link_rows(store).select("citing_id", "cited_id", "mentions").rows()
+    assert rows == [("2101.00001", "2101.00002", 2)]  # once, with the latest day's mentions
     assert fulltext_links(store, "fulltext_ids").rows() == [("2101.00001", "2101.00002", 1)]
