@@ -124,6 +124,21 @@ def graph_nodes(store: Store) -> pl.Series:
     return kept.collect()["id"].sort()
 
 
+def graph_input_stamp(store: Store, fulltext_asset: str) -> str:
+    """A digest of everything ``citation_graph`` reads (the links' state, ``papers`` and the
+    full-text id table): equal digests, equal graph, so the asset need not run again."""
+    import hashlib
+
+    parts = [
+        (store.asset_dir(ASSET) / STATE_FILE).read_text()
+        if (store.asset_dir(ASSET) / STATE_FILE).exists()
+        else ""
+    ]
+    for asset in ("papers", fulltext_asset):
+        parts += [f"{asset}/{d}={st}" for d, st in store.partition_stamps(asset).items()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
 def link_rows(store: Store) -> pl.DataFrame:
     """``citing_id, cited_id, via, score, mentions`` of every stored link, ``mentions`` being its
     bib entry's inline citations (0 when unknown).

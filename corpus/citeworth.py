@@ -1054,12 +1054,7 @@ def _state_path(store) -> Path:
 
 
 def _input_stamps(store) -> dict[str, str]:
-    out = {}
-    for asset in (PARAGRAPHS, CANDIDATES):
-        for day in store.partitions(asset):
-            st = (store.partition_dir(asset, day) / "part-0.parquet").stat()
-            out[f"{asset}/{day}"] = f"{st.st_size}:{st.st_mtime_ns}"
-    return out
+    return {f"{a}/{d}": st for a in (PARAGRAPHS, CANDIDATES) for d, st in store.partition_stamps(a).items()}
 
 
 def _file_stamps(out: Path) -> dict[str, str]:

@@ -499,15 +499,6 @@ FORMAT = 2  # 2: shards grouped by the ISO week of each document's latest delive
 LATEST = "_latest"  # DuckDB table: (id, source) -> latest delivery date, first day, its group
 
 
-def _stamps(store: Store) -> dict[str, str]:
-    """``{day: size:mtime}`` of every pes2o partition: what a release was built from."""
-    out = {}
-    for day in store.partitions(ASSET):
-        st = (store.partition_dir(ASSET, day) / "part-0.parquet").stat()
-        out[day] = f"{st.st_size}:{st.st_mtime_ns}"
-    return out
-
-
 def _group_of(day: str) -> str:
     """The group of a document delivered last on ``day``: its ISO week (``2024-W09``). A week
     keeps a new day's rewrite small (its own week, plus the weeks its re-delivered papers came
@@ -669,7 +660,7 @@ def write_release(home: str | Path, version: str, settings: ReleaseSettings | No
         raise ValueError(f"unknown peS2o version {version!r}; expected one of {pes2o.VERSIONS}")
     settings = settings or ReleaseSettings()
     store = Store(Path(home))
-    inputs = _stamps(store)
+    inputs = store.partition_stamps(ASSET)
     if not inputs:
         raise FileNotFoundError(f"{ASSET} has no partitions under {store.home}: materialise it first")
     final = release_dir(home, version)

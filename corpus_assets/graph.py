@@ -5,7 +5,7 @@ import base64
 import dagster as dg
 import polars as pl
 
-from corpus.citation_links import fulltext_links, graph_nodes, link_rows, update_links
+from corpus.citation_links import fulltext_links, graph_input_stamp, graph_nodes, link_rows, update_links
 from corpus.graph import EDGE_SCHEMA, build_edges, degree_plot_png, graph_stats
 from corpus.stages import FULLTEXT_IDS
 from corpus.store import atomic_write_bytes
@@ -83,6 +83,15 @@ def table_2(stats: dict, nodes: int, edges: int) -> dg.MetadataValue:
 )
 def citation_graph(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
     store = corpus.store
+    stamp = graph_input_stamp(store, FULLTEXT_IDS)
+    marker = store.home / ".index" / "citation_graph.stamp"
+    if (
+        marker.exists()
+        and marker.read_text() == stamp
+        and any(store.asset_dir("citation_graph").glob("*.parquet"))
+    ):
+        context.log.info("citation_graph: no input changed since the last build; nothing to do")
+        return dg.MaterializeResult(metadata={"mode": "unchanged"})
     # Every input as of each paper's latest delivery (a new arXiv version replaces the old one).
     nodes = graph_nodes(store)
     links = link_rows(store)  # with each bib entry's mentions, joined a day at a time
@@ -123,4 +132,6 @@ def citation_graph(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg
         dict(edges.group_by("via").len().iter_rows()) if edges.height else {}, "via"
     )
     metadata["preview"] = markdown_preview(edges, list(EDGE_SCHEMA))
+    metadata["mode"] = "full"
+    atomic_write_bytes(marker, stamp.encode())
     return dg.MaterializeResult(metadata=metadata)

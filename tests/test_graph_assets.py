@@ -55,6 +55,10 @@ def runs(tmp_path_factory, shared_landing):
         second = _graph(store, instance)
         assert _daily(store, instance, LATER[-1]).success  # a day re-materialised
         third = _graph(store, instance)
+        fourth = _graph(store, instance)  # nothing changed
+        assert _meta(fourth, "citation_links")["mode"].value == "unchanged"
+        assert _meta(fourth, "citation_graph")["mode"].value == "unchanged"
+        assert _meta(third, "citation_graph")["mode"].value == "full"
         yield home, first, second, third
 
 
