@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 POLL_S = 2.0
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 DAEMON_FRESH_S = 60.0  # a heartbeat younger than this means another daemon serves the instance
+STALL_S = 90.0  # no run of the backfill after this long: serve it here after all
 
 
 def days_between(first: str, last: str) -> list[str]:
@@ -69,13 +70,16 @@ def submit(instance, launcher, days: list[str], title: str) -> str:
 
 
 def serve_daemons(stack: ExitStack, instance) -> None:
-    """Run the backfill, run-queue and run-monitoring daemons in this process until exit."""
+    """Run the backfill, run-queue and run-monitoring daemons in this process until exit; their
+    heartbeats are wiped on the way out, so the next command does not take them for a daemon
+    that still serves the instance (a live daemon writes its heartbeat again within 30 s)."""
     from dagster._core.workspace.load_target import WorkspaceFileTarget
     from dagster._daemon.controller import create_daemon_of_type, daemon_controller_from_instance
 
     def daemons(inst):
         return [create_daemon_of_type(t, inst) for t in ("BACKFILL", "QUEUED_RUN_COORDINATOR", "MONITORING")]
 
+    stack.callback(instance.wipe_daemon_heartbeats)
     stack.enter_context(
         daemon_controller_from_instance(
             instance,
@@ -86,12 +90,15 @@ def serve_daemons(stack: ExitStack, instance) -> None:
     )
 
 
-def wait(instance, backfill_id: str, timeout_s: float) -> tuple[str, Counter]:
-    """Poll until the backfill ends; print progress when it changes. Returns (status, runs by status)."""
+def wait(instance, backfill_id: str, timeout_s: float, on_stall=None) -> tuple[str, Counter]:
+    """Poll until the backfill ends; print progress when it changes. Returns (status, runs by
+    status). ``on_stall`` is called once if nothing has happened after STALL_S (the daemon
+    thought to serve the instance is gone): it starts daemons here."""
     from dagster._core.execution.backfill import BULK_ACTION_TERMINAL_STATUSES
     from dagster._core.storage.dagster_run import RunsFilter
 
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     last = None
     while True:
         backfill = instance.get_backfill(backfill_id)
@@ -109,6 +116,10 @@ def wait(instance, backfill_id: str, timeout_s: float) -> tuple[str, Counter]:
             return backfill.status.value, statuses
         if time.monotonic() > deadline:
             return "TIMED_OUT", statuses
+        if on_stall is not None and not runs and time.monotonic() > started + STALL_S:
+            print("  no daemon picked the backfill up: starting one here", flush=True)
+            on_stall()
+            on_stall = None
         time.sleep(POLL_S)
 
 
@@ -174,11 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
     with ExitStack() as stack:
+        on_stall = None
         if daemon_running(instance):
             print("  a Dagster daemon serves this instance: it runs the backfill", flush=True)
+            on_stall = lambda: serve_daemons(stack, instance)  # noqa: E731
         else:
             serve_daemons(stack, instance)
-        status, runs = wait(instance, backfill_id, args.timeout_hours * 3600)
+        status, runs = wait(instance, backfill_id, args.timeout_hours * 3600, on_stall)
     took = time.perf_counter() - started
     failed = runs.get("FAILURE", 0) + runs.get("CANCELED", 0)
     print(f"backfill {backfill_id}: {status} in {took:.0f}s; {sum(runs.values())} run(s), {failed} failed")
