@@ -42,15 +42,18 @@ from corpus.latex_bib import (
     _Item,
     _items_from,
     _references_env,
+    fill_from_bib,
     parse_bib_file,
     parse_bibliography,
 )
 from corpus.latex_text import (
     _WS,
     _plain,
+    _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
     _read_arg,
     _read_group,
     _read_optional,
+    _skip_ws,
     latex_to_text,
 )
 from corpus.papers import Paragraph, RefEntry, Span, StructuredDoc
@@ -87,13 +90,46 @@ _VERBATIM_RE = re.compile(
     re.S,
 )
 _VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
+_LET_RE = re.compile(r"(?:\\global\s*)?\\let\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
+_MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
+_PAREN_CITE_STYLES = re.compile(
+    r"\\(?:usepackage|documentclass)\s*(?:\[[^\]]*\])?\s*\{[^}]*\b(?:acl|naacl|emnlp|eacl|coling|conll|tacl|aaai|"
+    r"ijcai|lrec|semeval)\w*\s*[,}]",
+    re.I,
+)
 _IFFALSE_RE = re.compile(r"\\iffalse(?![A-Za-z]).*?\\fi(?![A-Za-z])", re.S)
 
 
 def _clean(text: str) -> str:
     text = _VERBATIM_RE.sub("", text)
     text = _VERB_RE.sub(lambda m: m.group(2).replace("\\", "\\textbackslash "), text)
-    return _IFFALSE_RE.sub("", text)
+    text = _IFFALSE_RE.sub("", text)
+    # \let\a\b is an assignment, no text; left in, \b would be expanded with arguments
+    # it never had (\let\old\addcontentsline ate the \title and \author after it)
+    return _LET_RE.sub("", text) if "\\let" in text else text
+
+
+def _first_argument(text: str, name: str) -> str:
+    """``\\name{a}{b}`` -> ``a`` everywhere (``\\texorpdfstring{$\\lambda$}{lambda}``: the
+    PDF-bookmark variant is not text)."""
+    if "\\" + name not in text:
+        return text
+    out, pos = [], 0
+    for m in re.finditer(r"\\" + name + r"(?![A-Za-z])", text):
+        if m.start() < pos:
+            continue
+        try:
+            first, i = _read_group(text, m.end())
+            second, j = _read_group(text, i)
+        except LatexError:
+            continue
+        if first is None or second is None:
+            continue
+        out.append(text[pos : m.start()])
+        out.append("{" + first + "}")
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # ----------------------------------------------------------------------------- macros
@@ -268,16 +304,25 @@ _REF_CMDS = frozenset(
     "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref".split()
 )
 _DROP_ARG_CMDS = frozenset(
-    """label footnote footnotetext footnotemark thanks marginpar todo vspace hspace includegraphics
+    """label footnotemark thanks marginpar todo vspace hspace includegraphics
     bibliographystyle bibliography addbibresource index glossary hypertarget phantomsection
     addcontentsline setlength addtolength setcounter newcounter pagestyle thispagestyle
     graphicspath hyphenation caption keywords pacs date author affil affiliation address email institute
-    orcid markboth title subtitle shorttitle runningtitle titlerunning authorrunning subjclass dedicatory
-    preprint received accepted published altaffiliation collaboration homepage affil""".split()
+    orcid markboth markright title subtitle shorttitle runningtitle titlerunning authorrunning subjclass
+    dedicatory preprint received revised accepted published altaffiliation collaboration nocollaboration
+    homepage correspondingauthor submitjournal shortauthors ead cortext fntext tnotetext institution
+    streetaddress city state country postcode additionalaffiliation authornote authornotemark titlenote
+    inst IEEEauthorblockN IEEEauthorblockA IEEEmembership acmConference acmBooktitle acmDOI acmISBN
+    acmPrice acmYear copyrightyear setcopyright ccsdesc""".split()
 )
+# Front-matter commands with more than one argument (read while the next group follows at once:
+# aastex's \collaboration{n}{name} is revtex's \collaboration{name}); commands with none.
+_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3}
+_NO_ARG_CMDS = frozenset({"footnotemark", "authornotemark"})
+_FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
     r"\\("
-    + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS, key=len, reverse=True))
+    + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS | _FOOTNOTE_CMDS, key=len, reverse=True))
     + r")(?![A-Za-z])(\*?)"
 )
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
@@ -296,6 +341,8 @@ class _Context:
     bib: dict[str, _Item]
     style: str  # BRACKET or NAME-YEAR
     labels: dict[str, _Target] = field(default_factory=dict)
+    cite_textual: bool = False  # \cite prints like \citet (natbib), not like \citep (ACL, AAAI styles)
+    footnotes: list[Paragraph] = field(default_factory=list)
 
 
 class _Builder:
@@ -362,7 +409,7 @@ def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
     for pre, post, keys in groups:
         items = [(k, ctx.bib.get(k)) for k in keys]
         if ctx.style == "NAME-YEAR":
-            _emit_name_year(b, cmd, pre, post, items)
+            _emit_name_year(b, cmd, pre, post, items, ctx.cite_textual)
         else:
             _emit_bracket(b, cmd, items)
 
@@ -385,8 +432,8 @@ def _emit_bracket(b: _Builder, cmd: str, items) -> None:
             b.span(f"[{label}]", item.entry.ref_id, b.cites)
 
 
-def _emit_name_year(b: _Builder, cmd: str, pre, post, items) -> None:
-    textual = cmd in _TEXTUAL
+def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_textual: bool = False) -> None:
+    textual = cmd in _TEXTUAL or (cite_textual and cmd in ("cite", "Cite"))
     paren = not textual and cmd not in _NOPAREN and cmd not in ("citeauthor", "Citeauthor", "citeyear")
     if paren:
         b.add(" (" if b.last not in ("", " ", "(") else "(")
@@ -394,7 +441,7 @@ def _emit_name_year(b: _Builder, cmd: str, pre, post, items) -> None:
         b.add(_plain(pre) + " ")
     for n, (_key, item) in enumerate(items):
         if n:
-            b.add("; " if not textual else ", ")
+            b.add("; ")
         if item is None:
             b.span("[?]", None, b.cites)
             continue
@@ -462,11 +509,22 @@ def _convert(latex: str, ctx: _Context, section: str = "", sec_num: str | None =
                 else:
                     arg, end = _read_group(latex, end)
                     _emit_refs(b, cmd, [x.strip() for x in (arg or "").split(",") if x.strip()], ctx)
+            elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
+                _, end = _read_optional(latex, end)
+                content, end = _read_group(latex, end)
+                if content and content.strip():
+                    ctx.footnotes.extend(_paragraphs(content, ctx, "", None))
+            elif cmd in _NO_ARG_CMDS:
+                _, end = _read_optional(latex, end)
             else:
                 _, end = _read_optional(latex, end)
                 _, end = _read_group(latex, end)
                 if cmd in ("setlength", "addtolength", "setcounter"):
                     _, end = _read_arg(latex, end)
+                for _ in range(_DROP_NARGS.get(cmd, 1) - 1):
+                    j = _skip_ws(latex, end)
+                    if j < len(latex) and latex[j] == "{" and "\n\n" not in latex[end:j]:
+                        _, end = _read_group(latex, end)
         except LatexError:
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
@@ -530,6 +588,7 @@ def _environments(body: str) -> list[_Region]:
 
 
 def _caption(content: str) -> str:
+    """The LaTeX of an environment's (last) caption, labels removed."""
     caps = list(_CAPTION_RE.finditer(content))
     if not caps:
         return ""
@@ -539,7 +598,7 @@ def _caption(content: str) -> str:
         cap, _ = _read_group(content, i)
     except LatexError:
         return ""
-    return _plain(_LABEL_RE.sub("", cap or ""))
+    return _LABEL_RE.sub("", cap or "")
 
 
 def _equation_count(name: str, content: str) -> int:
@@ -605,19 +664,20 @@ def _cited_keys(body: str) -> list[str]:
 
 
 def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_Item], bool]:
+    """The paper's bibliography items and whether they came from a .bbl / thebibliography
+    (True) or from .bib files (False). .bbl entries missing a title or identifiers (the
+    AAS and REVTeX styles print no article titles) take them from the .bib entry of the
+    same key when the e-print has one."""
     inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
-    if inline:
-        return _bibitems(inline.group(0)), True
     refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
-    if source.bbl and source.bbl.strip():
-        return _items_from(source.bbl), True
-    if refs:
+    if inline:
+        items = _bibitems(inline.group(0))
+    elif source.bbl and source.bbl.strip():
+        items = _items_from(source.bbl)
+    elif refs:
         return _references_env(refs.group(1)), True
-    if source.bib:
-        fields: dict[str, dict[str, str]] = {}
-        for text in source.bib:
-            for k, v in parse_bib_file(text).items():
-                fields.setdefault(k, v)
+    elif source.bib:
+        fields = _bib_fields(source.bib)
         wanted = list(fields) if re.search(r"\\nocite\s*\{\s*\*\s*\}", body) else _cited_keys(body)
         items = []
         for key in wanted:
@@ -625,7 +685,20 @@ def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_
                 entry = _entry_from_bib(fields[key], len(items))
                 items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
         return items, False
-    return [], True
+    else:
+        return [], True
+    untitled = {it.key for it in items if not it.entry.title}
+    if source.bib and untitled:
+        fill_from_bib(items, _bib_fields(source.bib, untitled))
+    return items, True
+
+
+def _bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dict[str, str]]:
+    fields: dict[str, dict[str, str]] = {}
+    for text in texts:
+        for k, v in parse_bib_file(text, keys).items():
+            fields.setdefault(k, v)
+    return fields
 
 
 def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
@@ -635,6 +708,7 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
     check_braces(text)
     macros, text = _collect_macros(text)
     text = _expand_macros(text, macros)
+    text = _first_argument(text, "texorpdfstring")
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
@@ -645,6 +719,9 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
 
     items, from_bbl = _bibliography(source, body, preamble)
     ctx = _Context(bib={it.key: it for it in items}, style=_bib_style(preamble, items, from_bbl))
+    ctx.cite_textual = (
+        ctx.style == "NAME-YEAR" and "biblatex" not in preamble and not _PAREN_CITE_STYLES.search(preamble)
+    )
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
@@ -660,6 +737,7 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
     if pre_abs:
         abstract_latex.append(pre_abs.group(1))
     counts = {"figure": 0, "table": 0, "equation": 0}
+    captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
     out, pos = [], 0
     for reg in _environments(body):
         out.append(body[pos : reg.start])
@@ -688,13 +766,13 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
         if kind is None:
             continue
         caption = _caption(reg.content)
-        if not caption and not labels and name.startswith("tabular"):
+        if not caption.strip() and not labels and name.startswith("tabular"):
             continue
         counts[kind] += 1
         prefix = "FIGREF" if kind == "figure" else "TABREF"
         ref_id = f"{prefix}{counts[kind] - 1}"
+        captions.append((ref_id, caption))
         doc.ref_entries[ref_id] = RefEntry(
-            text=caption,
             latex=reg.content.strip() if kind == "table" else None,
             type=kind,  # type: ignore[arg-type]
             num=str(counts[kind]),
@@ -703,6 +781,12 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
             ctx.labels[lab] = _Target(ref_id, str(counts[kind]), kind)
     out.append(body[pos:])
     body = "".join(out)
+    # front matter (\title, \author, \affiliation ... and anything else) ends at \maketitle
+    mt = _MAKETITLE_RE.search(body)
+    if mt:
+        heading = _HEADING_RE.search(body, 0, mt.start())
+        if heading is None:
+            body = body[mt.end() :]
 
     # sections: split at headings, number them, give their labels SECREFs
     segments: list[tuple[str, str | None, str, bool]] = []  # (section path, sec_num, latex, back matter)
@@ -770,6 +854,10 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
         (doc.back_matter if is_back else doc.body_text).extend(paras)
     for chunk in ack_latex:
         doc.back_matter.extend(_paragraphs(chunk, ctx, "Acknowledgments", None))
+    for ref_id, caption in captions:  # cites in captions print as the paper prints them
+        para = _convert(caption, ctx) if caption.strip() else None
+        doc.ref_entries[ref_id].text = para.text if para else ""
+    doc.body_text.extend(ctx.footnotes)
     return doc
 
 

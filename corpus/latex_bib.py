@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from corpus.arxiv_ids import try_normalize
+from corpus.eprint import strip_comments
 from corpus.latex_text import (
     _HREF_RE,
     _URL_RE,
@@ -40,7 +41,9 @@ _YEAR_RE = re.compile(r"(?<![\d/.])(1[89]\d\d|20\d\d)(?![\d/])")
 _NATBIB_LABEL = re.compile(r"^(?P<short>.*?)\((?P<year>[^()]*)\)(?P<long>.*)$", re.S)
 _ITALIC_RE = re.compile(r"\{\\(?:em|it|sl)(?![A-Za-z])\s*|\\(?:emph|textit|textsl)\s*\{")
 _QUOTED_RE = re.compile(r"``(.+?)(?:,)?''", re.S)
+_QUOTED_TITLE_RE = re.compile(r"``[^`']+[,.]''")
 _ET_AL = re.compile(r"\bet\.?\s*al\.?", re.I)
+_VANCOUVER_INITIALS = re.compile(r"[A-Z]{1,3}")
 
 
 @dataclass
@@ -69,6 +72,9 @@ def _split_authors(text: str) -> list[Author]:
     for name in names[:100]:
         tokens = name.split()
         if not tokens or len(tokens) > 6 or not any(c.isupper() for c in name):
+            continue
+        if len(tokens) > 1 and _VANCOUVER_INITIALS.fullmatch(tokens[-1]) and not tokens[0].isupper():
+            out.append(Author(first=tokens[-1], last=" ".join(tokens[:-1])))  # "Abbott BP" (ARA&A, Vancouver)
             continue
         out.append(Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1]))
     return out
@@ -101,41 +107,49 @@ def _first_italic(latex: str) -> tuple[str, int, int] | None:
     return inner, m.start(), end
 
 
+# --- bibitems
+
+_BIBINFO_RE = re.compile(r"\\bib(info|field)\s*\{(\w+)\}\s*\{")
+_BBL_NOISE_RE = re.compile(
+    r"\\bib(?:info|field)\s*\{\w+\}"  # the field name; the value group stays
+    r"|\\(?:BibitemOpen|bibitemStop|bibitemNoStop|EOS|urlprefix|doibase)(?![A-Za-z])"
+    r"|\\BibitemShut\s*\{\w*\}|\\href@noop\s*\{\}|\\(?:selectlanguage|showISBNx|showISBNxiii|showISSN)\s*\{[^{}]*\}"
+    r"|\\(?:showURL|showeprint)\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}"
+)
+_EPRINT_CMD_RE = re.compile(r"\\Eprint\s*\{[^{}]*\}\s*")  # apsrev: \Eprint {url} {arXiv:...}: keep the text
+_NATEXLAB_RE = re.compile(r"\{?\\natexlab\s*\{([a-z]*)\}\}?")
+_SAME_AUTHORS_RE = re.compile(r"^\s*(?:\\bysame|---+|—+|–{2,}|\\rule\s*\{[^{}]*\}\s*\{[^{}]*\})")
+_LABEL_CMD_RE = re.compile(r"\\(?:protect\s*)?\\(citeauthoryear|astroncite|citename)(?![A-Za-z])")
+_INITIAL_END = re.compile(r"(?:^|[\s.~\-])(?:[A-Z]|al|eds?|Jr|Sr|vs|[Vv]ol|[Nn]o|pp?|St|Ph|Dr|Th|Ch)$")
+_VOLUME_NEXT = re.compile(r"\s*[,.;:]?\s*(?:\{\\bf\s*|\\textbf\s*\{|\()?\s*\d")
+_WORDS_BEFORE_NUMBER = re.compile(r"[^\d{}\\]*?[^\W\d_]{2,}")
+_BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
+
+
+def _clean_bbl(body: str) -> str:
+    """A bibitem's LaTeX with the bbl-only markup of REVTeX, ACM, Elsevier and
+    natbib styles reduced to plain LaTeX (field names, control macros, ``\\natexlab``)."""
+    if "\\bib" in body or "\\Bibitem" in body or "@noop" in body or "\\show" in body or "\\select" in body:
+        body = _BBL_NOISE_RE.sub("", body)
+    if "\\Eprint" in body:
+        body = _EPRINT_CMD_RE.sub("", body)
+    if "\\natexlab" in body:
+        body = _NATEXLAB_RE.sub(r"\1", body)
+    return body
+
+
 def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
-    """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort)."""
+    """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort):
+    ``\\bibinfo{field}{value}`` markup when the style writes it, else the layout."""
     body = body.strip()
+    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body:
+        return _entry_from_fields(body, idx, label_year)
+    body = _clean_bbl(body)
     raw = _plain(_NEWBLOCK_RE.sub(" ", body))
-    title = venue = ""
-    authors_latex = ""
-    blocks = [b for b in _NEWBLOCK_RE.split(body) if b.strip()]
-    if len(blocks) >= 2:  # natbib/ACL styles: authors. year. \newblock title. \newblock venue.
-        authors_latex, title = blocks[0], _plain(blocks[1]).strip(" .,")
-        if len(blocks) >= 3:
-            it = _first_italic(blocks[2])
-            venue = _plain(it[0] if it else blocks[2]).strip(" .,")
-            venue = re.sub(r"^In\s+", "", venue)
-    else:
-        q = _QUOTED_RE.search(body)
-        it = _first_italic(body)
-        if q:
-            title, authors_latex = _plain(q.group(1)).strip(" .,"), body[: q.start()]
-            rest = body[q.end() :]
-            it2 = _first_italic(rest)
-            venue = _plain(it2[0] if it2 else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0]).strip(
-                " .,"
-            )
-        elif it and len(_plain(it[0]).split()) >= 3 and it[1] > 0:
-            title, authors_latex = _plain(it[0]).strip(" .,"), body[: it[1]]
-            rest = body[it[2] :]
-            venue = _plain(re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0]).strip(" .,")
-            venue = re.sub(r"^(?:in|In)\s+", "", venue)
-        else:
-            ym = _YEAR_RE.search(body)
-            authors_latex = body[: ym.start()] if ym else re.split(r"\{\\bf|\\textbf|\d", body, maxsplit=1)[0]
-            if ym:
-                venue = _plain(
-                    re.split(r"\{\\bf|\\textbf|\d", body[ym.end() :].lstrip(" .,)"), maxsplit=1)[0]
-                ).strip(" .,")
+    parts = _by_blocks(body) if "\\newblock" in body else None
+    if parts is None:
+        parts = _by_layout(_URL_RE.sub("", _HREF_RE.sub("", _NEWBLOCK_RE.sub(" ", body))))
+    authors_latex, title, venue = parts
     ym = re.search(r"\d{4}", label_year or "") or _YEAR_RE.search(_URL_RE.sub("", _HREF_RE.sub("", body)))
     year = int(ym.group(0)) if ym else None
     return BibEntry(
@@ -148,6 +162,212 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
         num=idx,
         raw_text=raw,
     )
+
+
+def _by_blocks(body: str) -> tuple[str, str, str] | None:
+    """(authors LaTeX, title, venue) of a bibitem in ``\\newblock`` blocks: "authors. year.
+    \\newblock title. \\newblock venue." (natbib, ACL) or "J. Pearl, {\\em Causality.}
+    \\newblock Publisher, 2009."; None when no block reads as a title, or when an IEEE
+    ``Title,'' is quoted (the layout reader takes those)."""
+    if _QUOTED_TITLE_RE.search(body):
+        return None
+    blocks = [b for b in _NEWBLOCK_RE.split(body) if b.strip()]
+    if len(blocks) < 2:
+        return None
+    it = _first_italic(blocks[0])
+    if it and it[1] > 0:
+        title = _plain(it[0])
+        if _is_title(title):
+            venue = re.split(r",?\s*(?:19|20)\d\d", _plain(blocks[1]), maxsplit=1)[0].strip(" .,")
+            return blocks[0][: it[1]], title.strip(" .,"), venue
+    for k in range(1, len(blocks)):
+        title = _plain(blocks[k])
+        if not _is_title(title):
+            continue
+        venue = ""
+        if k + 1 < len(blocks):
+            it = _first_italic(blocks[k + 1])
+            venue = re.sub(r"^In\s+", "", _plain(it[0] if it else blocks[k + 1]).strip(" .,"))
+        return " ".join(blocks[:k]), title.strip(" .,"), venue
+    return None
+
+
+def _by_layout(flat: str) -> tuple[str, str, str]:
+    """(authors LaTeX, title, venue) of a bibitem from its layout (links removed): a quoted
+    title, an italic title (three words, or two with a venue name after them: "{\\em Viscous
+    bouncing}, Soft Matter {\\bf 16}"; an italic followed by a volume number is the venue),
+    else the sentence after the authors (:func:`_by_sentences`)."""
+    q = _QUOTED_RE.search(flat)
+    if q:
+        rest = flat[q.end() :]
+        it = _first_italic(rest)
+        venue = _plain(it[0] if it else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0])
+        return flat[: q.start()], _plain(q.group(1)).strip(" .,"), venue.strip(" .,")
+    it = _first_italic(flat)
+    if it and it[1] > 0 and not _VOLUME_NEXT.match(flat, it[2]):
+        title = _plain(it[0])
+        n_words = len(title.split())
+        if n_words >= 3 or (n_words == 2 and _WORDS_BEFORE_NUMBER.match(flat, it[2])):
+            venue = _plain(re.split(r"\{\\bf|\\textbf|\(|\d", flat[it[2] :], maxsplit=1)[0]).strip(" .,")
+            return flat[: it[1]], title.strip(" .,"), re.sub(r"^(?:in|In)\s+", "", venue)
+    return _by_sentences(flat, it)
+
+
+def _is_title(text: str) -> bool:
+    """A ``\\newblock`` that can be a title: two words or more, not a link, id or number."""
+    return not _BLOCK_NOT_TITLE.match(text) and sum(1 for w in text.split() if w[:1].isalpha()) >= 2
+
+
+def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str, str, str]:
+    """(authors LaTeX, title, venue) of a bibitem without markup: the sentence after the
+    authors is the title ("A. Smith and B. Jones. Deep things. \\emph{J}, 12, 2019."),
+    unless it is only a year and venue (astronomy styles have no titles)."""
+    venue = ""
+    head = latex
+    if italic:  # the venue: what follows is volume and pages
+        venue = _plain(italic[0]).strip(" .,")
+        head = latex[: italic[1]]
+    ym = _YEAR_RE.search(head)
+    parts = _sentences(_plain(head))
+    if len(parts) >= 2 and _is_title(parts[1]) and not _YEAR_RE.fullmatch(parts[1].strip(" .,()")):
+        authors = parts[0]
+        title = parts[1] if italic or len(parts) > 2 else ""
+        if not italic and len(parts) > 2:
+            venue = re.split(r"[,(]|\d", parts[2], maxsplit=1)[0].strip(" .,")
+        if title:
+            return authors, re.sub(r"\s+In$", "", title).strip(" .,"), venue
+    if ym:
+        authors_latex = head[: ym.start()]
+        if not venue:
+            rest = _NATEXLAB_RE.sub("", latex[ym.end() :])
+            rest = re.sub(r"^[a-z](?![a-z])", "", rest.lstrip(" {}")).lstrip(" .,)")
+            venue = _plain(re.split(r"\{\\bf|\\textbf|\d", rest, maxsplit=1)[0]).strip(" .,")
+        return authors_latex, "", venue
+    return re.split(r"\{\\bf|\\textbf|\d", head, maxsplit=1)[0], "", venue
+
+
+def _sentences(text: str) -> list[str]:
+    """Split plain reference text at ". " where the word before the period is not an
+    initial or abbreviation (``J. K. Smith``, ``et al.``)."""
+    out, start = [], 0
+    for m in re.finditer(r"\.\s+(?=[^\s,;:)\]])", text):
+        if _INITIAL_END.search(text, 0, m.start()):
+            continue
+        out.append(text[start : m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip(" ."))
+    return [p for p in out if p]
+
+
+def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
+    """A bibitem written with ``\\bibinfo{field}{value}`` / ``\\bibfield{field}{...}``
+    (REVTeX apsrev, ACM-Reference-Format, elsarticle, naturemag and other styles made
+    with "makebst"), and ACM's ``\\showarticletitle{...}``."""
+    fields: dict[str, list[str]] = {}
+    for m in _BIBINFO_RE.finditer(body):
+        end = _match_brace(body, m.end() - 1)
+        if end > 0:
+            name = m.group(2).lower() if m.group(1) == "info" else "@" + m.group(2).lower()
+            fields.setdefault(name, []).append(body[m.end() : end - 1])
+    for m in re.finditer(r"\\showarticletitle\s*\{", body):
+        end = _match_brace(body, m.end() - 1)
+        if end > 0:
+            fields.setdefault("articletitle", []).append(body[m.end() : end - 1])
+
+    def one(*names: str) -> str:
+        for name in names:
+            for value in fields.get(name, ()):
+                text = _plain(_clean_bbl(value)).strip(" .,;")
+                if text:
+                    return text
+        return ""
+
+    people = fields.get("author") or fields.get("person") or []
+    authors = [a for a in (_bbl_person(v) for v in people) if a is not None]
+    if not authors and fields.get("@author"):
+        authors = _split_authors(_plain(_clean_bbl(" and ".join(fields["@author"]))))
+    clean = _clean_bbl(body)
+    raw = _plain(_NEWBLOCK_RE.sub(" ", clean))
+    ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year")) or _YEAR_RE.search(raw)
+    title = one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
+    venue = one("journal")
+    if not venue:
+        booktitle = one("booktitle")
+        venue = booktitle if booktitle != title else ""
+        venue = venue or one("series", "howpublished", "publisher", "school", "institution", "organization")
+    ids = _ids(clean, raw)
+    doi = one("doi")
+    if doi:
+        ids["DOI"] = [doi.removeprefix("https://doi.org/").removeprefix("doi:")]
+    eprint = try_normalize(one("eprint"))
+    if eprint:
+        ids["arXiv"] = [eprint]
+    return BibEntry(
+        ref_id=f"BIBREF{idx}",
+        title=title,
+        authors=authors,
+        year=int(ym.group(0)) if ym else None,
+        venue=venue[:300],
+        volume=one("volume"),
+        issue=one("number", "issue"),
+        pages=re.sub(r"\s*[-\u2013\u2014]+\s*", "--", one("pages")),
+        other_ids=ids,
+        num=idx,
+        raw_text=raw,
+    )
+
+
+def _bbl_person(latex: str) -> Author | None:
+    """One ``\\bibinfo{author}`` value: ``\\bibfnamefont{J.~S.}\\ \\bibnamefont{Bell}``,
+    ``Sendner, C.`` or ``Mart{\\'\\i}n Abadi``; None for "et al." and the like."""
+    m = re.search(r"\\bibnamefont\s*\{", latex)
+    if m:
+        end = _match_brace(latex, m.end() - 1)
+        last = _plain(latex[m.end() : end - 1]) if end > 0 else ""
+        fm = re.search(r"\\bibfnamefont\s*\{", latex)
+        fend = _match_brace(latex, fm.end() - 1) if fm else -1
+        first = _plain(latex[fm.end() : fend - 1]).split() if fm and fend > 0 else []
+        return Author(first=first[0] if first else "", middle=first[1:], last=last) if last else None
+    name = _plain(_clean_bbl(latex)).strip(" ,;")
+    if not name.strip(".") or _ET_AL.fullmatch(name) or name.lower() in ("others", "and others"):
+        return None
+    if "," in name:
+        last, _, first = name.partition(",")
+        tokens = first.split()
+        return Author(first=tokens[0] if tokens else "", middle=tokens[1:], last=last.strip())
+    tokens = name.split()
+    return Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
+
+
+def _label(label: str) -> tuple[str, str, str]:
+    """(text, natbib short author list, year) of a bibitem's optional label:
+    ``Smith et~al.(2019)Smith, Jones, and Lee``, ``{\\citenamefont{Bell}(1964)}``,
+    ``\\protect\\citeauthoryear{long}{short}{year}`` (or ``{short}{year}``),
+    ``\\protect\\astroncite{short}{year}``, ``\\protect\\citename{short }year``."""
+    m = _LABEL_CMD_RE.search(label)
+    if m:
+        args: list[str] = []
+        i = m.end()
+        while len(args) < 3:
+            group, j = _read_group(label, i)
+            if group is None:
+                break
+            args.append(group)
+            i = j
+        tail = _plain(label[i:]).strip()
+        if m.group(1) == "citename" and args:
+            short, year = _plain(args[0]).strip(" ,"), tail
+        elif len(args) >= 2:
+            short, year = _plain(args[-2]).strip(" ,"), _plain(args[-1]).strip()
+        else:
+            short, year = "", ""
+        if short and re.search(r"\d{4}|n\.d\.", year):
+            return f"{short} ({year})", short, year
+    text = _plain(label)
+    nm = _NATBIB_LABEL.match(text)
+    if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
+        return text, nm["short"].strip(' "'), nm["year"].strip()
+    return text, "", ""
 
 
 def _bibitems(text: str) -> list[_Item]:
@@ -164,13 +384,10 @@ def _bibitems(text: str) -> list[_Item]:
         stop = starts[n + 1].start() if n + 1 < len(starts) else len(text)
         end = _BIBEND_RE.search(text, i, stop)
         body = text[i : end.start() if end else stop]
-        short = year = ""
-        label_text = _plain(label) if label else None
-        if label_text:
-            nm = _NATBIB_LABEL.match(label_text)
-            if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
-                short, year = nm["short"].strip(' "'), nm["year"].strip()
+        label_text, short, year = _label(label) if label else (None, "", "")
         entry = _entry_from_item(body, len(items), year)
+        if not entry.authors and items and _SAME_AUTHORS_RE.match(body):
+            entry.authors = [a.model_copy() for a in items[-1].entry.authors]  # "---." as before
         items.append(_Item(key.strip(), label_text, entry, short, year))
     return items
 
@@ -187,6 +404,7 @@ def _references_env(text: str) -> list[_Item]:
 # --- BibTeX (.bib) files, used when there is no .bbl
 
 _BIB_AT_RE = re.compile(r"@\s*(\w+)\s*([{(])")
+_BIB_NEXT_RE = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
 _BIB_FIELD_RE = re.compile(r"\s*,?\s*([A-Za-z][\w\-:.+]*)\s*=\s*")
 
 
@@ -222,19 +440,29 @@ def _bib_value(s: str, i: int, strings: dict[str, str]) -> tuple[str, int]:
     return "".join(parts), i
 
 
-def parse_bib_file(text: str) -> dict[str, dict[str, str]]:
-    """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved)."""
+def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> dict[str, dict[str, str]]:
+    """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved).
+    An entry whose braces never close ends where the next ``@type{`` line starts. With
+    ``keys``, only those entries are read (the others are skipped unparsed)."""
     entries: dict[str, dict[str, str]] = {}
     strings: dict[str, str] = {}
     pos = 0
     while m := _BIB_AT_RE.search(text, pos):
         kind = m.group(1).lower()
+        if keys is not None and kind not in ("string", "comment", "preamble"):
+            comma = text.find(",", m.end(), m.end() + 300)
+            if comma < 0 or text[m.end() : comma].strip() not in keys:
+                pos = m.end()
+                continue
         if m.group(2) == "{":
             end = _match_brace(text, m.end() - 1)
         else:
             close = text.find(")", m.end())
             end = close + 1 if close >= 0 else -1
         end = len(text) if end < 0 else end
+        nxt = _BIB_NEXT_RE.search(text, m.end(), end)
+        if nxt:  # an entry never closed: BibTeX ends it where the next one starts, so do we
+            end = nxt.start() + 1
         body = text[m.end() : end - 1]
         pos = end
         if kind in ("comment", "preamble"):
@@ -383,4 +611,28 @@ def _items_from(text: str) -> list[_Item]:
 def parse_bibliography(text: str) -> dict[str, BibEntry]:
     """Cite key -> :class:`BibEntry` (``BIBREF0``... in bibliography order) from a .bbl
     (natbib or biblatex), a ``thebibliography`` block, or a .bib file."""
+    if _BIBITEM_RE.search(text):  # a .bbl: TeX comments (not in .bib files, where % is text)
+        text = strip_comments(text)
     return {item.key: item.entry for item in _items_from(text)}
+
+
+def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
+    """Give .bbl entries what their .bib entry (same cite key) has and they lack: title,
+    DOI, arXiv id, venue, year, authors. Returns the number of entries that got a title."""
+    titled = 0
+    for it in items:
+        f = fields.get(it.key)
+        if f is None:
+            continue
+        e = it.entry
+        bib = _entry_from_bib(f, e.num or 0)
+        if not e.title and bib.title:
+            e.title = bib.title
+            titled += 1
+        for kind, values in bib.other_ids.items():
+            e.other_ids.setdefault(kind, values)
+        e.venue = e.venue or bib.venue
+        e.year = e.year or bib.year
+        if not e.authors:
+            e.authors = bib.authors
+    return titled

@@ -146,6 +146,24 @@ _SYMBOLS = {
     "textasciitilde": "~", "textdegree": "°", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
     "cf": "cf.", "vs": "vs.", "etc": "etc.", "today": "", "and": ",", "AND": ",", "at": "@",
 }  # fmt: skip
+# The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
+_AAS_JOURNALS = {
+    "aj": "AJ", "actaa": "Acta Astron.", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS",
+    "ao": "Appl. Opt.", "apss": "Ap&SS", "aap": "A&A", "aapr": "A&A Rv", "aaps": "A&AS", "azh": "AZh",
+    "baas": "BAAS", "icarus": "Icarus", "jcap": "JCAP", "jrasc": "JRASC", "memras": "MmRAS",
+    "mnras": "MNRAS", "na": "New A", "nar": "New A Rev.", "pra": "Phys. Rev. A", "prb": "Phys. Rev. B",
+    "prc": "Phys. Rev. C", "prd": "Phys. Rev. D", "pre": "Phys. Rev. E", "prl": "Phys. Rev. Lett.",
+    "pasa": "PASA", "pasp": "PASP", "pasj": "PASJ", "qjras": "QJRAS", "skytel": "S&T", "solphys": "Sol. Phys.",
+    "sovast": "Soviet Ast.", "ssr": "Space Sci. Rev.", "zap": "ZAp", "nat": "Nature", "iaucirc": "IAU Circ.",
+    "aplett": "Astrophys. Lett.", "apspr": "Astrophys. Space Phys. Res.", "bain": "Bull. Astron. Inst. Netherlands",
+    "fcp": "Fund. Cosmic Phys.", "gca": "Geochim. Cosmochim. Acta", "grl": "Geophys. Res. Lett.",
+    "jcp": "J. Chem. Phys.", "jgr": "J. Geophys. Res.", "jqsrt": "J. Quant. Spec. Radiat. Transf.",
+    "memsai": "Mem. Soc. Astron. Italiana", "nphysa": "Nucl. Phys. A", "physrep": "Phys. Rep.",
+    "physscr": "Phys. Scr", "planss": "Planet. Space Sci.", "procspie": "Proc. SPIE", "psj": "PSJ",
+    "rnaas": "RNAAS", "dps": "DPS",
+}  # fmt: skip
+_SYMBOLS.update({k: v for k, v in _AAS_JOURNALS.items() if k not in _SYMBOLS})
+_DOTLESS_RE = re.compile(r"(\\['`\"^~=.])\s*\{?\s*\\([ij])(?![A-Za-z])\s*\}?")
 _CTRL_RE = re.compile(r"\\([A-Za-z]+)\*?")
 _RESIDUAL_RE = re.compile(
     r"\\(?:[A-Za-z]+\*?|['`\"^~=.])(?:\s*\[[^\[\]{}]*\])?(?:\s*\{[^{}]*\}|(?<=['`\"^~=.])[A-Za-z])*"
@@ -194,6 +212,8 @@ def latex_to_text(chunk: str) -> str:
     if not _SPECIAL.search(chunk):
         return chunk
     if "\\" in chunk:
+        if "\\i" in chunk or "\\j" in chunk:  # an accent on a dotless i: {\'\i} is í
+            chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
         chunk = _XSPACE_RE.sub(_xspace, chunk)
         chunk = _HREF_RE.sub("", chunk)
         chunk = _URL_RE.sub(r"\1", chunk)
