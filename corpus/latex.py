@@ -21,8 +21,15 @@ bibliography, or the bibitem's own label); in NAME-YEAR papers (natbib
 author-year labels in the .bbl, or an author-year style) the span is
 ``Smith et al., 2019`` inside ``(...; ...)`` for parenthetical cites and
 ``Smith et al. (2019)`` for textual ones (``\\citet``, ``\\textcite``);
-``\\cite`` counts as parenthetical (ACL-style). Unknown keys print ``[?]`` as
-LaTeX does and have ``ref_id=None``. Footnotes are dropped from the body text.
+``\\cite`` is textual as in natbib, parenthetical with the ACL-family and AAAI
+styles that redefine it. Unknown keys print ``[?]`` as LaTeX does and have
+``ref_id=None``.
+
+Footnotes are paragraphs of their own, appended to the body with section ``""``
+(as :mod:`corpus.tei` does with Grobid's), with their cite spans; front matter
+(``\\author``, ``\\affiliation``, ``\\thanks``, ... and whatever precedes
+``\\maketitle``) is no body text. Bibliographies are read by :mod:`corpus.latex_bib`,
+LaTeX snippets turned into text by :mod:`corpus.latex_text`.
 """
 
 from __future__ import annotations
@@ -90,7 +97,7 @@ _VERBATIM_RE = re.compile(
     re.S,
 )
 _VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
-_LET_RE = re.compile(r"(?:\\global\s*)?\\let\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
+_LET_RE = re.compile(r"\\let(?![A-Za-z])\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
 _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
 _PAREN_CITE_STYLES = re.compile(
     r"\\(?:usepackage|documentclass)\s*(?:\[[^\]]*\])?\s*\{[^}]*\b(?:acl|naacl|emnlp|eacl|coling|conll|tacl|aaai|"

@@ -404,6 +404,7 @@ def _references_env(text: str) -> list[_Item]:
 # --- BibTeX (.bib) files, used when there is no .bbl
 
 _BIB_AT_RE = re.compile(r"@\s*(\w+)\s*([{(])")
+_FEW_KEYS = 16  # up to this many wanted entries are looked up one by one instead of reading the file
 _BIB_NEXT_RE = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
 _BIB_FIELD_RE = re.compile(r"\s*,?\s*([A-Za-z][\w\-:.+]*)\s*=\s*")
 
@@ -443,7 +444,32 @@ def _bib_value(s: str, i: int, strings: dict[str, str]) -> tuple[str, int]:
 def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> dict[str, dict[str, str]]:
     """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved).
     An entry whose braces never close ends where the next ``@type{`` line starts. With
-    ``keys``, only those entries are read (the others are skipped unparsed)."""
+    ``keys``, only those entries are read; with a few keys, each is looked up directly
+    (then ``@string`` macros are not resolved: plain words stay as written)."""
+    if keys is not None and len(keys) <= _FEW_KEYS:
+        entries: dict[str, dict[str, str]] = {}
+        for key in keys:
+            m = re.search(r"@\s*\w+\s*[{(]\s*" + re.escape(key) + r"\s*,", text)
+            at = _BIB_AT_RE.match(text, m.start()) if m else None
+            if at:
+                entries.update(_bib_entries(text[m.start() : _entry_end(text, at)], None))
+        return {k: v for k, v in entries.items() if k in keys}
+    return _bib_entries(text, keys)
+
+
+def _entry_end(text: str, m: re.Match) -> int:
+    """End of the entry whose ``@type{`` is ``m``: its closing brace, or the next entry's start."""
+    if m.group(2) == "{":
+        end = _match_brace(text, m.end() - 1)
+    else:
+        close = text.find(")", m.end())
+        end = close + 1 if close >= 0 else -1
+    end = len(text) if end < 0 else end
+    nxt = _BIB_NEXT_RE.search(text, m.end(), end)
+    return nxt.start() + 1 if nxt else end  # never closed: BibTeX ends it where the next one starts
+
+
+def _bib_entries(text: str, keys: set[str] | frozenset[str] | None) -> dict[str, dict[str, str]]:
     entries: dict[str, dict[str, str]] = {}
     strings: dict[str, str] = {}
     pos = 0
@@ -454,15 +480,7 @@ def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> 
             if comma < 0 or text[m.end() : comma].strip() not in keys:
                 pos = m.end()
                 continue
-        if m.group(2) == "{":
-            end = _match_brace(text, m.end() - 1)
-        else:
-            close = text.find(")", m.end())
-            end = close + 1 if close >= 0 else -1
-        end = len(text) if end < 0 else end
-        nxt = _BIB_NEXT_RE.search(text, m.end(), end)
-        if nxt:  # an entry never closed: BibTeX ends it where the next one starts, so do we
-            end = nxt.start() + 1
+        end = _entry_end(text, m)
         body = text[m.end() : end - 1]
         pos = end
         if kind in ("comment", "preamble"):
@@ -501,6 +519,24 @@ def _bib_authors(value: str) -> list[Author]:
     return out
 
 
+def _bib_ids(fields: dict[str, str]) -> dict[str, list[str]]:
+    """DOI and arXiv id of a .bib entry (``eprint`` when the archive is arXiv, else an id
+    written in the journal, url, note or volume field)."""
+    ids: dict[str, list[str]] = {}
+    if fields.get("doi"):
+        ids["DOI"] = [fields["doi"].strip()]
+    cand = fields.get("eprint", "") if fields.get("archiveprefix", "arxiv").lower() == "arxiv" else ""
+    aid = (
+        try_normalize(cand)
+        or _ids(" ".join(fields.get(f, "") for f in ("journal", "url", "note", "volume")), "").get(
+            "arXiv", [None]
+        )[0]
+    )
+    if aid:
+        ids["arXiv"] = [aid]
+    return ids
+
+
 def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
     authors = _bib_authors(fields.get("author", fields.get("editor", "")))
     title = _plain(fields.get("title", "")).strip(" .")
@@ -517,18 +553,7 @@ def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
         for p in (", ".join(f"{a.first} {a.last}".strip() for a in authors), str(year or ""), title, venue)
         if p
     )
-    ids: dict[str, list[str]] = {}
-    if fields.get("doi"):
-        ids["DOI"] = [fields["doi"].strip()]
-    cand = fields.get("eprint", "") if fields.get("archiveprefix", "arxiv").lower() == "arxiv" else ""
-    aid = (
-        try_normalize(cand)
-        or _ids(" ".join(fields.get(f, "") for f in ("journal", "url", "note", "volume")), "").get(
-            "arXiv", [None]
-        )[0]
-    )
-    if aid:
-        ids["arXiv"] = [aid]
+    ids = _bib_ids(fields)
     return BibEntry(
         ref_id=f"BIBREF{idx}",
         title=title,
@@ -618,21 +643,21 @@ def parse_bibliography(text: str) -> dict[str, BibEntry]:
 
 def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
     """Give .bbl entries what their .bib entry (same cite key) has and they lack: title,
-    DOI, arXiv id, venue, year, authors. Returns the number of entries that got a title."""
+    DOI, arXiv id (and venue, year, authors when missing). Returns the number of entries
+    that got a title."""
     titled = 0
     for it in items:
         f = fields.get(it.key)
         if f is None:
             continue
         e = it.entry
-        bib = _entry_from_bib(f, e.num or 0)
-        if not e.title and bib.title:
-            e.title = bib.title
+        if not e.venue or not e.year or not e.authors:
+            bib = _entry_from_bib(f, e.num or 0)
+            e.venue, e.year, e.authors = e.venue or bib.venue, e.year or bib.year, e.authors or bib.authors
+        title = _plain(f.get("title", "")).strip(" .")
+        if not e.title and title:
+            e.title = title
             titled += 1
-        for kind, values in bib.other_ids.items():
+        for kind, values in _bib_ids(f).items():
             e.other_ids.setdefault(kind, values)
-        e.venue = e.venue or bib.venue
-        e.year = e.year or bib.year
-        if not e.authors:
-            e.authors = bib.authors
     return titled
