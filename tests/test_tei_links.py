@@ -175,6 +175,16 @@ def test_year_suffix_and_author_count_pick_the_right_entry():
     }
     assert doc.bib_entries["BIBREF4"].year == 2022
     assert doc.bib_entries["BIBREF4"].title == "Learning to reason"
+    # the two-author paper lost its year in Grobid: "A & B, 2019" is still not the three-author one
+    lost = _ny_bibl(
+        [
+            (["Allen-Zhu", "Li", "Song"], "2019", "A convergence theory for deep learning"),
+            (["Allen-Zhu", "Li"], "", "What can resnet learn efficiently"),
+        ]
+    )
+    body = '<div><head>Intro</head><p>As shown <ref type="bibr">(Allen-Zhu &amp; Li, 2019)</ref>.</p></div>'
+    doc = parse_tei(_TEI.format(body=body, back="", bibl=lost).encode(), "ny2")
+    assert [s.ref_id for s in doc.body_text[0].cite_spans] == [None]
 
 
 def test_suffix_b_is_not_linked_to_the_entry_grobid_linked_as_a(shared_data):
