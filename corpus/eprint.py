@@ -15,6 +15,8 @@ single file (usually one .tex) or a bare PDF. Nothing in it is trusted:
 :func:`assemble_source` then inlines ``\\input`` / ``\\include`` / ``\\subfile`` /
 ``\\import`` (comments stripped first, so commented-out inputs are not followed),
 with a depth limit and loop detection, and gathers the ``.bbl`` and ``.bib`` texts.
+An e-print whose document only wraps a PDF (``\\includepdf`` of the paper, a line of
+its own at most) has no LaTeX text to parse: :func:`load_eprint` says ``pdf_wrapper``.
 Files that are not UTF-8 are decoded as latin-1 (every byte maps to a character,
 so nothing is lost) and named in ``LatexSource.non_utf8``.
 """
@@ -585,8 +587,34 @@ def load_eprint(
             Failure(code="no_main_tex", message="no file has \\documentclass and \\begin{document}"),
         )
     try:
-        return unpacked, assemble_source(scratch, main), None
+        source = assemble_source(scratch, main)
     except EprintError as exc:
         return unpacked, None, exc.failure()
     except OSError as exc:
         return unpacked, None, Failure(code="read_error", message=str(exc))
+    if is_pdf_wrapper(source.text):
+        message = "the LaTeX only wraps a PDF (\\includepdf, no text of its own)"
+        return unpacked, None, Failure(code="pdf_wrapper", message=message)
+    return unpacked, source, None
+
+
+_INCLUDEPDF_RE = re.compile(r"\\includepdf\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}")
+_SECTIONING_RE = re.compile(r"\\(?:part|chapter|section|subsection)\*?\s*[\[{]")
+_TEX_WORD_RE = re.compile(r"\\[A-Za-z@]+\*?|[^\W\d_]{2,}")
+PDF_WRAPPER_MAX_WORDS = 200
+
+
+def is_pdf_wrapper(text: str) -> bool:
+    """Whether a document only wraps a PDF: it has an ``\\includepdf``, no sectioning
+    command and fewer than :data:`PDF_WRAPPER_MAX_WORDS` words of its own (a title, a
+    line like "This is a precompiled PDF"). Its text is not the paper's, so it is skipped."""
+    if "\\includepdf" not in text:
+        return False
+    begin = _BEGIN_DOC_RE.search(text)
+    body = text[begin.end() :] if begin else text
+    end = _END_DOC_RE.search(body)
+    body = _INCLUDEPDF_RE.sub(" ", body[: end.start()] if end else body)
+    if _SECTIONING_RE.search(body):
+        return False
+    words = sum(1 for m in _TEX_WORD_RE.finditer(body) if m.group()[0] != "\\")
+    return words < PDF_WRAPPER_MAX_WORDS

@@ -21,100 +21,64 @@ bibliography, or the bibitem's own label); in NAME-YEAR papers (natbib
 author-year labels in the .bbl, or an author-year style) the span is
 ``Smith et al., 2019`` inside ``(...; ...)`` for parenthetical cites and
 ``Smith et al. (2019)`` for textual ones (``\\citet``, ``\\textcite``);
-``\\cite`` counts as parenthetical (ACL-style). Unknown keys print ``[?]`` as
-LaTeX does and have ``ref_id=None``. Footnotes are dropped from the body text.
+``\\cite`` is textual as in natbib, parenthetical with the ACL-family and AAAI
+styles that redefine it. Unknown keys print ``[?]`` as LaTeX does and have
+``ref_id=None``.
+
+Footnotes are paragraphs of their own, appended to the body with section ``""``
+(as :mod:`corpus.tei` does with Grobid's), with their cite spans; front matter
+(``\\author``, ``\\affiliation``, ``\\thanks``, ... and whatever precedes
+``\\maketitle``) is no body text. Bibliographies are read by :mod:`corpus.latex_bib`,
+LaTeX snippets turned into text by :mod:`corpus.latex_text`.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from pylatexenc.latex2text import LatexNodes2Text
-from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
-from corpus.arxiv_ids import try_normalize
 from corpus.eprint import EprintError, Failure, LatexSource, UnpackLimits, UnpackResult, load_eprint
-from corpus.papers import Author, BibEntry, Paragraph, RefEntry, Span, StructuredDoc
+from corpus.latex_bib import (
+    _bib_short,
+    _bibitems,
+    _entry_from_bib,
+    _Item,
+    _items_from,
+    _references_env,
+    fill_from_bib,
+    parse_bib_file,
+    parse_bibliography,
+)
+from corpus.latex_text import (
+    _WS,
+    _plain,
+    _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
+    _read_arg,
+    _read_group,
+    _read_optional,
+    _skip_ws,
+    latex_to_text,
+)
+from corpus.papers import Paragraph, RefEntry, Span, StructuredDoc
+
+__all__ = [
+    "LatexError",
+    "LatexParseResult",
+    "check_braces",
+    "latex_to_text",
+    "parse_bib_file",
+    "parse_bibliography",
+    "parse_eprint",
+    "parse_latex",
+]
 
 PARSER_VERSION = "corpus.latex/1"
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
-
-# ----------------------------------------------------------------------------- braces
-
-_BRACE_TOKEN = re.compile(r"\\[\s\S]|[{}]")
-_WS = re.compile(r"\s+")
-
-
-def _match_brace(s: str, i: int) -> int:
-    """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
-    depth = 0
-    for m in _BRACE_TOKEN.finditer(s, i):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return -1
-
-
-def _skip_ws(s: str, i: int) -> int:
-    n = len(s)
-    while i < n and s[i] in " \t\n\r":
-        i += 1
-    return i
-
-
-def _read_group(s: str, i: int) -> tuple[str | None, int]:
-    """A ``{...}`` group (content, end) at ``i`` after spaces, else (None, i)."""
-    j = _skip_ws(s, i)
-    if j < len(s) and s[j] == "{":
-        end = _match_brace(s, j)
-        if end < 0:
-            raise LatexError("unbalanced_braces", f"unclosed argument near: {s[j : j + 60]!r}")
-        return s[j + 1 : end - 1], end
-    return None, i
-
-
-def _read_optional(s: str, i: int) -> tuple[str | None, int]:
-    """A ``[...]`` optional argument (braces inside respected), else (None, i)."""
-    j = _skip_ws(s, i)
-    if j >= len(s) or s[j] != "[":
-        return None, i
-    depth, k = 0, j + 1
-    while k < len(s):
-        c = s[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "]" and depth <= 0:
-            return s[j + 1 : k], k + 1
-        k += 1
-    return None, i
-
-
-def _read_arg(s: str, i: int) -> tuple[str, int]:
-    """A mandatory macro argument: a group, a control sequence or one character."""
-    group, end = _read_group(s, i)
-    if group is not None:
-        return group, end
-    j = _skip_ws(s, i)
-    if j >= len(s):
-        return "", j
-    if s[j] == "\\":
-        m = re.compile(r"\\(?:[A-Za-z@]+|.)").match(s, j)
-        return m.group(), m.end()
-    return s[j], j + 1
+SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
 
 def check_braces(text: str) -> None:
@@ -133,13 +97,46 @@ _VERBATIM_RE = re.compile(
     re.S,
 )
 _VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
+_LET_RE = re.compile(r"\\let(?![A-Za-z])\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
+_MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
+_PAREN_CITE_STYLES = re.compile(
+    r"\\(?:usepackage|documentclass)\s*(?:\[[^\]]*\])?\s*\{[^}]*\b(?:acl|naacl|emnlp|eacl|coling|conll|tacl|aaai|"
+    r"ijcai|lrec|semeval)\w*\s*[,}]",
+    re.I,
+)
 _IFFALSE_RE = re.compile(r"\\iffalse(?![A-Za-z]).*?\\fi(?![A-Za-z])", re.S)
 
 
 def _clean(text: str) -> str:
     text = _VERBATIM_RE.sub("", text)
     text = _VERB_RE.sub(lambda m: m.group(2).replace("\\", "\\textbackslash "), text)
-    return _IFFALSE_RE.sub("", text)
+    text = _IFFALSE_RE.sub("", text)
+    # \let\a\b is an assignment, no text; left in, \b would be expanded with arguments
+    # it never had (\let\old\addcontentsline ate the \title and \author after it)
+    return _LET_RE.sub("", text) if "\\let" in text else text
+
+
+def _first_argument(text: str, name: str) -> str:
+    """``\\name{a}{b}`` -> ``a`` everywhere (``\\texorpdfstring{$\\lambda$}{lambda}``: the
+    PDF-bookmark variant is not text)."""
+    if "\\" + name not in text:
+        return text
+    out, pos = [], 0
+    for m in re.finditer(r"\\" + name + r"(?![A-Za-z])", text):
+        if m.start() < pos:
+            continue
+        try:
+            first, i = _read_group(text, m.end())
+            second, j = _read_group(text, i)
+        except LatexError:
+            continue
+        if first is None or second is None:
+            continue
+        out.append(text[pos : m.start()])
+        out.append("{" + first + "}")
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
 
 
 # ----------------------------------------------------------------------------- macros
@@ -264,493 +261,6 @@ def _expand_macros(text: str, macros: dict[str, _Macro], max_passes: int = 8) ->
     return text
 
 
-# ----------------------------------------------------------------------------- text conversion
-
-_L2T = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
-_LATEX_DB = get_default_latex_context_db()  # built once: LatexWalker would rebuild it per call
-
-
-def _zero_arg_symbols() -> dict[str, str]:
-    """pylatexenc's own table of argument-less macros with a fixed text (greek, symbols...)."""
-    from pylatexenc.latex2text import get_default_latex_context_db as l2t_db
-
-    out = {}
-    for spec in l2t_db().iter_macro_specs():
-        repl = spec.simplify_repl
-        walker_spec = _LATEX_DB.get_macro_spec(spec.macroname)
-        argspec = getattr(getattr(walker_spec, "args_parser", None), "argspec", "")
-        if isinstance(repl, str) and "%" not in repl and not argspec:
-            out[spec.macroname] = repl
-    return out
-
-
-_PYLATEXENC_SYMBOLS = _zero_arg_symbols()
-_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*]*")
-_SPECIAL = re.compile(r"[\\${}~`]|--|''")
-_ESCAPES = {
-    "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
-    " ": " ", ",": " ", ";": " ", "!": "", ":": " ", ">": " ", "/": "", "@": "", "-": "",
-}  # fmt: skip
-_ESCAPE_RE = re.compile(r"\\\\\*?(?:\s*\[[^\]]*\])?|\\([%&_#${} ,;!:>/@\-])")
-_MATH_RE = re.compile(r"(?<!\\)\$([^$]+)\$|\\\((.+?)\\\)", re.S)
-_WRAPPERS = frozenset(
-    """emph textbf textit textsc texttt textrm textsf textsl textup textmd textnormal underline uline
-    mbox hbox makebox fbox framebox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
-    MakeLowercase texorpdfstring protect sout st hl textls textsuperscript mathcal mathbb mathbf mathit
-    mathsf mathtt mathfrak mathscr boldsymbol bm operatorname hat tilde bar vec overline widehat
-    widetilde dot ddot check breve underbrace overbrace left right bigl bigr Bigl Bigr big Big
-    displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop""".split()
-)
-_SWITCHES = frozenset(
-    """bf it em rm sc tt sf sl up md normalfont bfseries itshape scshape ttfamily rmfamily sffamily
-    slshape upshape mdseries small footnotesize scriptsize tiny large Large LARGE huge Huge normalsize
-    noindent indent centering raggedright raggedleft relax maketitle newpage clearpage cleardoublepage
-    pagebreak nopagebreak linebreak nolinebreak hline toprule midrule bottomrule smallskip medskip
-    bigskip vfill hfill null nobreak allowbreak sloppy fussy leavevmode unskip ignorespaces
-    nobreakdash selectlanguage tableofcontents listoffigures listoftables frenchspacing
-    printbibliography""".split()
-)
-_SYMBOLS = {
-    "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "ldots": "…",
-    "dots": "…", "textellipsis": "…", "quad": " ", "qquad": " ", "newline": " ", "par": " ",
-    "textbackslash": "\\", "S": "§", "P": "¶", "copyright": "©", "textregistered": "®",
-    "texttrademark": "™", "textendash": "–", "textemdash": "—", "textquoteright": "’",
-    "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”", "slash": "/",
-    "textasciitilde": "~", "textdegree": "°", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
-    "cf": "cf.", "vs": "vs.", "etc": "etc.", "today": "", "and": ",", "AND": ",", "at": "@",
-}  # fmt: skip
-_CTRL_RE = re.compile(r"\\([A-Za-z]+)\*?")
-_RESIDUAL_RE = re.compile(
-    r"\\(?:[A-Za-z]+\*?|['`\"^~=.])(?:\s*\[[^\[\]{}]*\])?(?:\s*\{[^{}]*\}|(?<=['`\"^~=.])[A-Za-z])*"
-)
-_XSPACE_RE = re.compile(r"\\xspace(?![A-Za-z])(\s*)(?=(.?))")
-_HREF_RE = re.compile(r"\\href\s*\{[^{}]*\}")
-_URL_RE = re.compile(r"\\(?:url|path|nolinkurl|doi)\s*\{([^{}]*)\}")
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _pylatexenc(piece: str) -> str:
-    try:
-        nodes = LatexWalker(piece, latex_context=_LATEX_DB, tolerant_parsing=True).get_latex_nodes()[0]
-        return _L2T.nodelist_to_text(nodes)
-    except Exception:  # pylatexenc is tolerant; this only guards odd corner cases
-        return re.sub(r"\\[A-Za-z]+|[{}]", "", piece)
-
-
-def _xspace(m: re.Match) -> str:
-    nxt = m.group(2)
-    return "" if not nxt or nxt in ".,;:!?)]}'-/" else " "
-
-
-def _ctrl(m: re.Match) -> str:
-    name = m.group(1)
-    if name in _WRAPPERS or name in _SWITCHES:
-        return ""
-    sym = _SYMBOLS.get(name)
-    if sym is None:
-        sym = _PYLATEXENC_SYMBOLS.get(name)
-    return m.group(0) if sym is None else sym
-
-
-def _math(m: re.Match) -> str:
-    """Inline math as text: the same tables as prose, ``^{..}``/``_{..}`` kept flat."""
-    body = m.group(1) or m.group(2) or ""
-    if _SIMPLE_MATH.fullmatch(body):
-        return body
-    if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
-        return _pylatexenc("$" + body + "$")
-    return latex_to_text(body.replace("$", ""))
-
-
-def latex_to_text(chunk: str) -> str:
-    """LaTeX snippet -> plain text: fast tables first, pylatexenc on what is left."""
-    if not _SPECIAL.search(chunk):
-        return chunk
-    if "\\" in chunk:
-        chunk = _XSPACE_RE.sub(_xspace, chunk)
-        chunk = _HREF_RE.sub("", chunk)
-        chunk = _URL_RE.sub(r"\1", chunk)
-        chunk = _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(1)] if m.group(1) else " ", chunk)
-    if "$" in chunk or "\\(" in chunk:
-        chunk = _MATH_RE.sub(_math, chunk)
-    if "\\" in chunk:
-        chunk = _CTRL_RE.sub(_ctrl, chunk)
-        if "\\" in chunk:
-            chunk = _RESIDUAL_RE.sub(lambda m: _pylatexenc(m.group(0)), chunk)
-    chunk = chunk.replace("``", "“").replace("''", "”").replace("`", "‘")
-    chunk = chunk.replace("---", "—").replace("--", "–").replace("~", " ")
-    chunk = chunk.replace("{", "").replace("}", "").replace("\\", "")
-    return chunk.replace("\ue010", "{").replace("\ue011", "}")
-
-
-def _plain(latex: str) -> str:
-    return _WS.sub(" ", latex_to_text(latex)).strip()
-
-
-# ----------------------------------------------------------------------------- bibliography
-
-_BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
-_BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
-_NEWBLOCK_RE = re.compile(r"\\newblock(?![A-Za-z])")
-_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s{}\"<>,]+)")
-_ARXIV_RES = (
-    re.compile(
-        r"arxiv(?:\.org/(?:abs|pdf)/|\s*:\s*|\s+preprint\s+(?:arxiv:)?\s*)([A-Za-z\-.]+/\d{7}|\d{4}\.\d{4,5})",
-        re.I,
-    ),
-    re.compile(r"\babs/(\d{4}\.\d{4,5})"),
-    re.compile(r"\\eprint\s*\{([^{}]+)\}"),
-)
-_YEAR_RE = re.compile(r"(?<![\d/.])(1[89]\d\d|20\d\d)(?![\d/])")
-_NATBIB_LABEL = re.compile(r"^(?P<short>.*?)\((?P<year>[^()]*)\)(?P<long>.*)$", re.S)
-_ITALIC_RE = re.compile(r"\{\\(?:em|it|sl)(?![A-Za-z])\s*|\\(?:emph|textit|textsl)\s*\{")
-_QUOTED_RE = re.compile(r"``(.+?)(?:,)?''", re.S)
-_ET_AL = re.compile(r"\bet\.?\s*al\.?", re.I)
-
-
-@dataclass
-class _Item:
-    key: str
-    label: str | None  # the bibitem's optional label, as text
-    entry: BibEntry
-    short: str = ""  # natbib short author list
-    year_label: str = ""  # natbib year (may carry a letter: 2019a)
-
-
-def _split_authors(text: str) -> list[Author]:
-    text = _ET_AL.sub("", text)
-    text = re.sub(r"\b(?:19|20)\d\d[a-z]?\b\.?", "", text).strip(" .,;:")
-    if not text:
-        return []
-    parts = [p.strip(" .,") for p in re.split(r",?\s+and\s+|\s*&\s*|;\s*|,\s*", text) if p.strip(" .,")]
-    names: list[str] = []
-    initials = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]*)+$")
-    for part in parts:  # "Smith, J. K." -> one name
-        if names and initials.match(part) and not initials.match(names[-1]) and " " not in names[-1]:
-            names[-1] = f"{part} {names[-1]}"
-        else:
-            names.append(part)
-    out = []
-    for name in names[:100]:
-        tokens = name.split()
-        if not tokens or len(tokens) > 6 or not any(c.isupper() for c in name):
-            continue
-        out.append(Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1]))
-    return out
-
-
-def _ids(latex: str, text: str) -> dict[str, list[str]]:
-    ids: dict[str, list[str]] = {}
-    m = _DOI_RE.search(latex) or _DOI_RE.search(text)
-    if m:
-        ids["DOI"] = [m.group(1).rstrip(".")]
-    for rx in _ARXIV_RES:
-        for m in rx.finditer(latex):
-            aid = try_normalize(m.group(1).rstrip("."))
-            if aid:
-                ids["arXiv"] = [aid]
-                return ids
-    return ids
-
-
-def _first_italic(latex: str) -> tuple[str, int, int] | None:
-    m = _ITALIC_RE.search(latex)
-    if not m:
-        return None
-    start = m.start() if m.group().startswith("{") else m.end() - 1
-    end = _match_brace(latex, start)
-    if end < 0:
-        return None
-    inner = latex[start + 1 : end - 1]
-    inner = re.sub(r"^\\(?:em|it|sl)(?![A-Za-z])", "", inner)
-    return inner, m.start(), end
-
-
-def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
-    """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort)."""
-    body = body.strip()
-    raw = _plain(_NEWBLOCK_RE.sub(" ", body))
-    title = venue = ""
-    authors_latex = ""
-    blocks = [b for b in _NEWBLOCK_RE.split(body) if b.strip()]
-    if len(blocks) >= 2:  # natbib/ACL styles: authors. year. \newblock title. \newblock venue.
-        authors_latex, title = blocks[0], _plain(blocks[1]).strip(" .,")
-        if len(blocks) >= 3:
-            it = _first_italic(blocks[2])
-            venue = _plain(it[0] if it else blocks[2]).strip(" .,")
-            venue = re.sub(r"^In\s+", "", venue)
-    else:
-        q = _QUOTED_RE.search(body)
-        it = _first_italic(body)
-        if q:
-            title, authors_latex = _plain(q.group(1)).strip(" .,"), body[: q.start()]
-            rest = body[q.end() :]
-            it2 = _first_italic(rest)
-            venue = _plain(it2[0] if it2 else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0]).strip(
-                " .,"
-            )
-        elif it and len(_plain(it[0]).split()) >= 3 and it[1] > 0:
-            title, authors_latex = _plain(it[0]).strip(" .,"), body[: it[1]]
-            rest = body[it[2] :]
-            venue = _plain(re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0]).strip(" .,")
-            venue = re.sub(r"^(?:in|In)\s+", "", venue)
-        else:
-            ym = _YEAR_RE.search(body)
-            authors_latex = body[: ym.start()] if ym else re.split(r"\{\\bf|\\textbf|\d", body, maxsplit=1)[0]
-            if ym:
-                venue = _plain(
-                    re.split(r"\{\\bf|\\textbf|\d", body[ym.end() :].lstrip(" .,)"), maxsplit=1)[0]
-                ).strip(" .,")
-    ym = re.search(r"\d{4}", label_year or "") or _YEAR_RE.search(_URL_RE.sub("", _HREF_RE.sub("", body)))
-    year = int(ym.group(0)) if ym else None
-    return BibEntry(
-        ref_id=f"BIBREF{idx}",
-        title=title,
-        authors=_split_authors(_plain(authors_latex)),
-        year=year,
-        venue=venue[:300],
-        other_ids=_ids(body, raw),
-        num=idx,
-        raw_text=raw,
-    )
-
-
-def _bibitems(text: str) -> list[_Item]:
-    items: list[_Item] = []
-    starts = list(_BIBITEM_RE.finditer(text))
-    for n, m in enumerate(starts):
-        label, i = _read_optional(text, m.end())
-        try:
-            key, i = _read_group(text, i)
-        except LatexError:
-            key = None
-        if key is None:
-            continue
-        stop = starts[n + 1].start() if n + 1 < len(starts) else len(text)
-        end = _BIBEND_RE.search(text, i, stop)
-        body = text[i : end.start() if end else stop]
-        short = year = ""
-        label_text = _plain(label) if label else None
-        if label_text:
-            nm = _NATBIB_LABEL.match(label_text)
-            if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
-                short, year = nm["short"].strip(' "'), nm["year"].strip()
-        entry = _entry_from_item(body, len(items), year)
-        items.append(_Item(key.strip(), label_text, entry, short, year))
-    return items
-
-
-def _references_env(text: str) -> list[_Item]:
-    """AAS/PASP ``references`` lists: keyless ``\\reference`` entries (keys ``_ref1``...)."""
-    items = []
-    for n, chunk in enumerate(re.split(r"\\(?:reference|refitem|item)(?![A-Za-z])", text)[1:]):
-        if chunk.strip():
-            items.append(_Item(f"_ref{n + 1}", None, _entry_from_item(chunk, len(items))))
-    return items
-
-
-# --- BibTeX (.bib) files, used when there is no .bbl
-
-_BIB_AT_RE = re.compile(r"@\s*(\w+)\s*([{(])")
-_BIB_FIELD_RE = re.compile(r"\s*,?\s*([A-Za-z][\w\-:.+]*)\s*=\s*")
-
-
-def _bib_value(s: str, i: int, strings: dict[str, str]) -> tuple[str, int]:
-    parts = []
-    while True:
-        i = _skip_ws(s, i)
-        if i >= len(s):
-            break
-        if s[i] == "{":
-            end = _match_brace(s, i)
-            end = len(s) if end < 0 else end
-            parts.append(s[i + 1 : end - 1])
-            i = end
-        elif s[i] == '"':
-            j, depth = i + 1, 0
-            while j < len(s) and not (s[j] == '"' and depth == 0):
-                depth += {"{": 1, "}": -1}.get(s[j], 0)
-                j += 1
-            parts.append(s[i + 1 : j])
-            i = j + 1
-        else:
-            m = re.compile(r"[\w\-.:]+").match(s, i)
-            if not m:
-                break
-            parts.append(strings.get(m.group().lower(), m.group()))
-            i = m.end()
-        j = _skip_ws(s, i)
-        if j < len(s) and s[j] == "#":
-            i = j + 1
-            continue
-        break
-    return "".join(parts), i
-
-
-def parse_bib_file(text: str) -> dict[str, dict[str, str]]:
-    """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved)."""
-    entries: dict[str, dict[str, str]] = {}
-    strings: dict[str, str] = {}
-    pos = 0
-    while m := _BIB_AT_RE.search(text, pos):
-        kind = m.group(1).lower()
-        if m.group(2) == "{":
-            end = _match_brace(text, m.end() - 1)
-        else:
-            close = text.find(")", m.end())
-            end = close + 1 if close >= 0 else -1
-        end = len(text) if end < 0 else end
-        body = text[m.end() : end - 1]
-        pos = end
-        if kind in ("comment", "preamble"):
-            continue
-        if kind == "string":
-            fm = _BIB_FIELD_RE.match(body)
-            if fm:
-                strings[fm.group(1).lower()] = _bib_value(body, fm.end(), strings)[0]
-            continue
-        comma = body.find(",")
-        if comma < 0:
-            continue
-        key, fields, i = body[:comma].strip(), {"ENTRYTYPE": kind}, comma
-        while fm := _BIB_FIELD_RE.match(body, i):
-            value, i = _bib_value(body, fm.end(), strings)
-            fields[fm.group(1).lower()] = value
-        entries.setdefault(key, fields)
-    return entries
-
-
-def _bib_authors(value: str) -> list[Author]:
-    out = []
-    for name in re.split(r"\s+and\s+", _WS.sub(" ", value).strip()):
-        name = _plain(name)
-        if not name or name.lower() == "others":
-            continue
-        if "," in name:
-            last, _, first = name.partition(",")
-            tokens = first.split()
-            out.append(Author(first=tokens[0] if tokens else "", middle=tokens[1:], last=last.strip()))
-        else:
-            tokens = name.split()
-            out.append(
-                Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
-            )
-    return out
-
-
-def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
-    authors = _bib_authors(fields.get("author", fields.get("editor", "")))
-    title = _plain(fields.get("title", "")).strip(" .")
-    venue = _plain(
-        fields.get("journal")
-        or fields.get("booktitle")
-        or fields.get("journaltitle")
-        or fields.get("publisher", "")
-    )
-    ym = re.search(r"\d{4}", fields.get("year", "") or fields.get("date", ""))
-    year = int(ym.group()) if ym else None
-    raw = ". ".join(
-        p
-        for p in (", ".join(f"{a.first} {a.last}".strip() for a in authors), str(year or ""), title, venue)
-        if p
-    )
-    ids: dict[str, list[str]] = {}
-    if fields.get("doi"):
-        ids["DOI"] = [fields["doi"].strip()]
-    cand = fields.get("eprint", "") if fields.get("archiveprefix", "arxiv").lower() == "arxiv" else ""
-    aid = (
-        try_normalize(cand)
-        or _ids(" ".join(fields.get(f, "") for f in ("journal", "url", "note", "volume")), "").get(
-            "arXiv", [None]
-        )[0]
-    )
-    if aid:
-        ids["arXiv"] = [aid]
-    return BibEntry(
-        ref_id=f"BIBREF{idx}",
-        title=title,
-        authors=authors,
-        year=year,
-        venue=venue,
-        volume=fields.get("volume", ""),
-        issue=fields.get("number", ""),
-        pages=fields.get("pages", "").replace("--", "-"),
-        other_ids=ids,
-        num=idx,
-        urls=[fields["url"]] if fields.get("url") else [],
-        raw_text=raw,
-    )
-
-
-# --- biblatex .bbl
-
-_BLX_ENTRY_RE = re.compile(r"\\entry\s*\{([^{}]+)\}\s*\{(\w+)\}(.*?)\\endentry", re.S)
-_BLX_FIELD_RE = re.compile(r"\\field\s*(?:\[[^\]]*\])?\s*\{(\w+)\}\s*\{")
-_BLX_VERB_RE = re.compile(r"\\verb\s*\{(\w+)\}\s*\\verb\s+(.*?)\s*\\endverb", re.S)
-
-
-def _biblatex_items(text: str) -> list[_Item]:
-    items = []
-    for m in _BLX_ENTRY_RE.finditer(text):
-        body, fields = m.group(3), {}
-        for fm in _BLX_FIELD_RE.finditer(body):
-            end = _match_brace(body, fm.end() - 1)
-            if end > 0:
-                fields[fm.group(1).lower()] = body[fm.end() : end - 1]
-        for vm in _BLX_VERB_RE.finditer(body):
-            fields.setdefault(vm.group(1).lower(), vm.group(2).strip())
-        names = []
-        nm = re.search(r"\\name\s*\{author\}", body)
-        if nm:
-            for fam in re.finditer(
-                r"family=\{([^{}]*)\}(?:,familyi=\{[^{}]*\})?(?:,given=\{([^{}]*)\})?",
-                body[nm.end() :].split("\\name")[0].split("\\list")[0],
-            ):
-                names.append(f"{fam.group(1)}, {fam.group(2) or ''}")
-        fields["author"] = " and ".join(names)
-        if fields.get("eprinttype", "arxiv").lower() != "arxiv":
-            fields.pop("eprint", None)
-        entry = _entry_from_bib(fields, len(items))
-        short = (
-            ", ".join(a.last for a in entry.authors[:2])
-            if len(entry.authors) <= 2
-            else f"{entry.authors[0].last} et al."
-        )
-        year = fields.get("labelyear", "") or (str(entry.year) if entry.year else "")
-        items.append(_Item(m.group(1).strip(), fields.get("labelalpha"), entry, short, year))
-    return items
-
-
-def _bib_short(authors: list[Author]) -> str:
-    if not authors:
-        return ""
-    if len(authors) == 1:
-        return authors[0].last
-    if len(authors) == 2:
-        return f"{authors[0].last} and {authors[1].last}"
-    return f"{authors[0].last} et al."
-
-
-def _items_from(text: str) -> list[_Item]:
-    if _BIBITEM_RE.search(text):
-        return _bibitems(text)
-    if "\\endentry" in text:
-        return _biblatex_items(text)
-    if re.search(r"\\begin\s*\{references\}", text):
-        return _references_env(text)
-    items = []
-    for key, fields in parse_bib_file(text).items():
-        entry = _entry_from_bib(fields, len(items))
-        items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
-    return items
-
-
-def parse_bibliography(text: str) -> dict[str, BibEntry]:
-    """Cite key -> :class:`BibEntry` (``BIBREF0``... in bibliography order) from a .bbl
-    (natbib or biblatex), a ``thebibliography`` block, or a .bib file."""
-    return {item.key: item.entry for item in _items_from(text)}
-
-
 # ----------------------------------------------------------------------------- structure
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
@@ -801,16 +311,25 @@ _REF_CMDS = frozenset(
     "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref".split()
 )
 _DROP_ARG_CMDS = frozenset(
-    """label footnote footnotetext footnotemark thanks marginpar todo vspace hspace includegraphics
+    """label footnotemark thanks marginpar todo vspace hspace includegraphics
     bibliographystyle bibliography addbibresource index glossary hypertarget phantomsection
     addcontentsline setlength addtolength setcounter newcounter pagestyle thispagestyle
     graphicspath hyphenation caption keywords pacs date author affil affiliation address email institute
-    orcid markboth title subtitle shorttitle runningtitle titlerunning authorrunning subjclass dedicatory
-    preprint received accepted published altaffiliation collaboration homepage affil""".split()
+    orcid markboth markright title subtitle shorttitle runningtitle titlerunning authorrunning subjclass
+    dedicatory preprint received revised accepted published altaffiliation collaboration nocollaboration
+    homepage correspondingauthor submitjournal shortauthors ead cortext fntext tnotetext institution
+    streetaddress city state country postcode additionalaffiliation authornote authornotemark titlenote
+    inst IEEEauthorblockN IEEEauthorblockA IEEEmembership acmConference acmBooktitle acmDOI acmISBN
+    acmPrice acmYear copyrightyear setcopyright ccsdesc""".split()
 )
+# Front-matter commands with more than one argument (read while the next group follows at once:
+# aastex's \collaboration{n}{name} is revtex's \collaboration{name}); commands with none.
+_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3}
+_NO_ARG_CMDS = frozenset({"footnotemark", "authornotemark"})
+_FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
     r"\\("
-    + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS, key=len, reverse=True))
+    + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS | _FOOTNOTE_CMDS, key=len, reverse=True))
     + r")(?![A-Za-z])(\*?)"
 )
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
@@ -829,6 +348,8 @@ class _Context:
     bib: dict[str, _Item]
     style: str  # BRACKET or NAME-YEAR
     labels: dict[str, _Target] = field(default_factory=dict)
+    cite_textual: bool = False  # \cite prints like \citet (natbib), not like \citep (ACL, AAAI styles)
+    footnotes: list[Paragraph] = field(default_factory=list)
 
 
 class _Builder:
@@ -895,7 +416,7 @@ def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
     for pre, post, keys in groups:
         items = [(k, ctx.bib.get(k)) for k in keys]
         if ctx.style == "NAME-YEAR":
-            _emit_name_year(b, cmd, pre, post, items)
+            _emit_name_year(b, cmd, pre, post, items, ctx.cite_textual)
         else:
             _emit_bracket(b, cmd, items)
 
@@ -918,8 +439,8 @@ def _emit_bracket(b: _Builder, cmd: str, items) -> None:
             b.span(f"[{label}]", item.entry.ref_id, b.cites)
 
 
-def _emit_name_year(b: _Builder, cmd: str, pre, post, items) -> None:
-    textual = cmd in _TEXTUAL
+def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_textual: bool = False) -> None:
+    textual = cmd in _TEXTUAL or (cite_textual and cmd in ("cite", "Cite"))
     paren = not textual and cmd not in _NOPAREN and cmd not in ("citeauthor", "Citeauthor", "citeyear")
     if paren:
         b.add(" (" if b.last not in ("", " ", "(") else "(")
@@ -927,7 +448,7 @@ def _emit_name_year(b: _Builder, cmd: str, pre, post, items) -> None:
         b.add(_plain(pre) + " ")
     for n, (_key, item) in enumerate(items):
         if n:
-            b.add("; " if not textual else ", ")
+            b.add("; ")
         if item is None:
             b.span("[?]", None, b.cites)
             continue
@@ -995,11 +516,22 @@ def _convert(latex: str, ctx: _Context, section: str = "", sec_num: str | None =
                 else:
                     arg, end = _read_group(latex, end)
                     _emit_refs(b, cmd, [x.strip() for x in (arg or "").split(",") if x.strip()], ctx)
+            elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
+                _, end = _read_optional(latex, end)
+                content, end = _read_group(latex, end)
+                if content and content.strip():
+                    ctx.footnotes.extend(_paragraphs(content, ctx, "", None))
+            elif cmd in _NO_ARG_CMDS:
+                _, end = _read_optional(latex, end)
             else:
                 _, end = _read_optional(latex, end)
                 _, end = _read_group(latex, end)
                 if cmd in ("setlength", "addtolength", "setcounter"):
                     _, end = _read_arg(latex, end)
+                for _ in range(_DROP_NARGS.get(cmd, 1) - 1):
+                    j = _skip_ws(latex, end)
+                    if j < len(latex) and latex[j] == "{" and "\n\n" not in latex[end:j]:
+                        _, end = _read_group(latex, end)
         except LatexError:
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
@@ -1063,6 +595,7 @@ def _environments(body: str) -> list[_Region]:
 
 
 def _caption(content: str) -> str:
+    """The LaTeX of an environment's (last) caption, labels removed."""
     caps = list(_CAPTION_RE.finditer(content))
     if not caps:
         return ""
@@ -1072,7 +605,7 @@ def _caption(content: str) -> str:
         cap, _ = _read_group(content, i)
     except LatexError:
         return ""
-    return _plain(_LABEL_RE.sub("", cap or ""))
+    return _LABEL_RE.sub("", cap or "")
 
 
 def _equation_count(name: str, content: str) -> int:
@@ -1138,19 +671,20 @@ def _cited_keys(body: str) -> list[str]:
 
 
 def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_Item], bool]:
+    """The paper's bibliography items and whether they came from a .bbl / thebibliography
+    (True) or from .bib files (False). .bbl entries missing a title or identifiers (the
+    AAS and REVTeX styles print no article titles) take them from the .bib entry of the
+    same key when the e-print has one."""
     inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
-    if inline:
-        return _bibitems(inline.group(0)), True
     refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
-    if source.bbl and source.bbl.strip():
-        return _items_from(source.bbl), True
-    if refs:
+    if inline:
+        items = _bibitems(inline.group(0))
+    elif source.bbl and source.bbl.strip():
+        items = _items_from(source.bbl)
+    elif refs:
         return _references_env(refs.group(1)), True
-    if source.bib:
-        fields: dict[str, dict[str, str]] = {}
-        for text in source.bib:
-            for k, v in parse_bib_file(text).items():
-                fields.setdefault(k, v)
+    elif source.bib:
+        fields = _bib_fields(source.bib)
         wanted = list(fields) if re.search(r"\\nocite\s*\{\s*\*\s*\}", body) else _cited_keys(body)
         items = []
         for key in wanted:
@@ -1158,7 +692,20 @@ def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_
                 entry = _entry_from_bib(fields[key], len(items))
                 items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
         return items, False
-    return [], True
+    else:
+        return [], True
+    untitled = {it.key for it in items if not it.entry.title}
+    if source.bib and untitled:
+        fill_from_bib(items, _bib_fields(source.bib, untitled))
+    return items, True
+
+
+def _bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dict[str, str]]:
+    fields: dict[str, dict[str, str]] = {}
+    for text in texts:
+        for k, v in parse_bib_file(text, keys).items():
+            fields.setdefault(k, v)
+    return fields
 
 
 def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
@@ -1168,6 +715,7 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
     check_braces(text)
     macros, text = _collect_macros(text)
     text = _expand_macros(text, macros)
+    text = _first_argument(text, "texorpdfstring")
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
@@ -1178,6 +726,9 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
 
     items, from_bbl = _bibliography(source, body, preamble)
     ctx = _Context(bib={it.key: it for it in items}, style=_bib_style(preamble, items, from_bbl))
+    ctx.cite_textual = (
+        ctx.style == "NAME-YEAR" and "biblatex" not in preamble and not _PAREN_CITE_STYLES.search(preamble)
+    )
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
@@ -1193,6 +744,7 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
     if pre_abs:
         abstract_latex.append(pre_abs.group(1))
     counts = {"figure": 0, "table": 0, "equation": 0}
+    captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
     out, pos = [], 0
     for reg in _environments(body):
         out.append(body[pos : reg.start])
@@ -1221,13 +773,13 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
         if kind is None:
             continue
         caption = _caption(reg.content)
-        if not caption and not labels and name.startswith("tabular"):
+        if not caption.strip() and not labels and name.startswith("tabular"):
             continue
         counts[kind] += 1
         prefix = "FIGREF" if kind == "figure" else "TABREF"
         ref_id = f"{prefix}{counts[kind] - 1}"
+        captions.append((ref_id, caption))
         doc.ref_entries[ref_id] = RefEntry(
-            text=caption,
             latex=reg.content.strip() if kind == "table" else None,
             type=kind,  # type: ignore[arg-type]
             num=str(counts[kind]),
@@ -1236,6 +788,12 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
             ctx.labels[lab] = _Target(ref_id, str(counts[kind]), kind)
     out.append(body[pos:])
     body = "".join(out)
+    # front matter (\title, \author, \affiliation ... and anything else) ends at \maketitle
+    mt = _MAKETITLE_RE.search(body)
+    if mt:
+        heading = _HEADING_RE.search(body, 0, mt.start())
+        if heading is None:
+            body = body[mt.end() :]
 
     # sections: split at headings, number them, give their labels SECREFs
     segments: list[tuple[str, str | None, str, bool]] = []  # (section path, sec_num, latex, back matter)
@@ -1303,6 +861,10 @@ def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
         (doc.back_matter if is_back else doc.body_text).extend(paras)
     for chunk in ack_latex:
         doc.back_matter.extend(_paragraphs(chunk, ctx, "Acknowledgments", None))
+    for ref_id, caption in captions:  # cites in captions print as the paper prints them
+        para = _convert(caption, ctx) if caption.strip() else None
+        doc.ref_entries[ref_id].text = para.text if para else ""
+    doc.body_text.extend(ctx.footnotes)
     return doc
 
 
@@ -1320,6 +882,14 @@ class LatexParseResult(BaseModel):
     failure: Failure | None = None
     main: str | None = None
     warnings: list[str] = []
+
+    @property
+    def status(self) -> str:
+        """``ok`` (a document), ``skipped`` (no LaTeX to parse: PDF-only or PDF-wrapper
+        e-prints) or ``failed``."""
+        if self.doc is not None:
+            return "ok"
+        return "skipped" if self.failure is not None and self.failure.code in SKIPPED_CODES else "failed"
 
 
 def parse_eprint(

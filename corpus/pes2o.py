@@ -11,8 +11,10 @@ Choices, where the card leaves room (each one is the default; change it here,
 not in callers):
 
 * **Paragraphs** are the body paragraphs of the :class:`StructuredDoc` with text,
-  NFC-normalised, unarXive placeholders (``{{formula:…}}``, ``{{cite:…}}`` …)
-  removed (each still counts as one whitespace word) and whitespace runs
+  NFC-normalised, the parsers' formula placeholders (Grobid's ``EQUATION``
+  paragraphs, an inline ``FORMULA``: :data:`PLACEHOLDERS`) removed (no words: released
+  text holds only the paper's words), unarXive placeholders (``{{formula:…}}``,
+  ``{{cite:…}}`` …) removed (each still counts as one whitespace word) and whitespace runs
   collapsed, re-joined as the peS2o recipe does: within a section, a paragraph
   is appended (after a space) to the one before when that one does not end in
   ``.``, ``?`` or ``!`` or when it is a single token, since such breaks come from
@@ -107,6 +109,7 @@ Version = Literal["v1", "v2"]
 VERSIONS = ("v1", "v2")
 
 LANG_ID_CHARS = 2000  # card: cld on the first 2000 characters of each paragraph
+PLACEHOLDERS = frozenset({"EQUATION", "FORMULA"})  # what corpus.tei / corpus.s2orc_json write for a formula
 LOG2_PROB_MIN = -20.0  # card: sections / abstracts below −20 average log prob go
 GOOGLE_1T_TOTAL = 588_124_220_187  # token total of the Google 1T unigram list peS2o used
 MIN_WORDS = 500
@@ -228,6 +231,26 @@ def _clean(text: str) -> tuple[str, int]:
     return collapse(text), markers
 
 
+def _released(p) -> str:
+    """A paragraph's text without the placeholders the parsers write where a formula has
+    no text (:data:`PLACEHOLDERS`): a whole placeholder paragraph is empty, an inline one
+    (an eq span that is a placeholder) is cut out. The parse keeps them."""
+    text = p.text
+    if text in PLACEHOLDERS:
+        return ""
+    if not p.eq_spans:
+        return text
+    cut = [s for s in p.eq_spans if s.text in PLACEHOLDERS and text[s.start : s.end] == s.text]
+    if not cut:
+        return text
+    parts, pos = [], 0
+    for s in sorted(cut, key=lambda s: s.start):
+        parts.append(text[pos : s.start])
+        pos = s.end
+    parts.append(text[pos:])
+    return " ".join(parts)
+
+
 def body_paragraphs(doc: StructuredDoc) -> list[tuple[str, str]]:
     """(section, cleaned text) of every peS2o paragraph, in order (see module doc).
 
@@ -246,7 +269,7 @@ def _paragraphs(doc: StructuredDoc) -> list[tuple[str, str, int]]:
     costs a tenth of redoing the work. Callers must not change the returned list.
     """
     global _last_paragraphs
-    key = [(p.section, p.text) for p in doc.body_text]
+    key = [(p.section, _released(p)) for p in doc.body_text]
     last_key, last = _last_paragraphs
     if key == last_key:
         return last
@@ -298,7 +321,7 @@ def _title(doc: StructuredDoc) -> str:
 
 
 def _abstract_text(doc: StructuredDoc) -> str:
-    return "\n\n".join(t for t in (_header_text(p.text) for p in doc.abstract) if t)
+    return "\n\n".join(t for t in (_header_text(_released(p)) for p in doc.abstract) if t)
 
 
 # --------------------------------------------------------------------------- token statistics
@@ -486,7 +509,8 @@ def select_s2orc(signals: Signals, version: str) -> Verdict:
     """Full-text (``s2orc``) selection; v1 and v2 are the same for this source.
 
     Rules in order, each a drop reason: ``no_title``, ``no_abstract``,
-    ``not_english``, ``too_few_words`` (< 500), ``no_year`` /
+    ``not_english``, ``too_few_words`` (< 500; checked first when the body is empty or
+    its language undetermined, which such a short body says nothing about), ``no_year`` /
     ``published_before_1970``, ``too_few_paragraphs`` (< 5 after removing
     sections below −20), ``top_word_not_alpha``, ``top_word_too_frequent`` (≥ 7.5 %).
     """
@@ -496,6 +520,8 @@ def select_s2orc(signals: Signals, version: str) -> Verdict:
         return Verdict(False, "no_title")
     if s.abstract_words == 0:
         return Verdict(False, "no_abstract")
+    if s.words == 0 or (s.paper_lang == "un" and s.words < MIN_WORDS):
+        return Verdict(False, "too_few_words")  # no body, or too little to tell its language
     if s.paper_lang != "en":
         return Verdict(False, "not_english")
     if s.words < MIN_WORDS:

@@ -19,8 +19,11 @@ appended to ``body_text`` with an empty section, the abstract's section is
   citations. Every span satisfies ``text[start:end] == span.text``;
 * appendix (``annex``), acknowledgement and funding divs go to ``back_matter``
   paragraph by paragraph with their own headings;
-* cite spans Grobid left unlinked are linked by first-author surname (+ year) when
-  exactly one entry matches, and in bracket papers by their printed number;
+* cite spans Grobid left unlinked are linked by first-author surname, author count,
+  year and year letter when exactly one entry matches, and in bracket papers by their
+  printed number, one map per reference list (:mod:`corpus.tei_citations`);
+* a title Grobid began with an author-year label's year (``2022a. Title``) loses it,
+  and the entry gets that year when it had none;
 * header: title, authors with affiliation dicts (``laboratory``, ``institution``,
   ``department`` when present, ``location``) and email, date/year, venue, idnos
   (``DOI``, ``arXiv`` normalised, ``MD5``...), Grobid version as ``parser_version``.
@@ -29,7 +32,7 @@ Input is parsed with entity resolution, network access and huge trees off; C1
 control characters are replaced by spaces first. Use :func:`parse_tei_dict` for
 the plain dict (bulk path), :func:`parse_tei` for the validated model.
 
-Post-processing of SPEC.md §3 (s2orc-paper.txt §2.1) is in :func:`postprocess_citations`.
+Post-processing of SPEC.md §3 (s2orc-paper.txt §2.1) is in :mod:`corpus.tei_citations`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ from lxml import etree
 
 from corpus.arxiv_ids import try_normalize
 from corpus.papers import StructuredDoc
+from corpus.tei_citations import YEAR as _YEAR
+from corpus.tei_citations import (
+    classify_citation_style,
+    link_citations,
+    postprocess_citations,
+    split_title_year,
+)
 
 __all__ = [
     "TeiError",
@@ -71,7 +81,6 @@ _C1_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
 _TRAILING_NUM = re.compile(r"(\d+)$")
 _BIB_ID = re.compile(r"b(\d+)")
 _SEC_NUM = re.compile(r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*\.?")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _ARXIV_IN_TEXT = re.compile(
     r"(?:arxiv\s*(?:preprint|e-prints?)?\s*[:.]?\s*(?:arxiv\s*:\s*)?|arxiv\.org/(?:abs|pdf)/|\babs/|arxiv\.)"
     r"((?:[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7})|\d{4}\.\d{4,5})(?:v\d+)?",
@@ -815,296 +824,17 @@ def _bib_entries(structs: Iterable, ctx: _Ctx) -> tuple[dict[str, dict], list[st
     return entries, order
 
 
-# ---------------------------------------------------------------- citation post-processing
-
-_GAP = re.compile(r"[\s,;\-\u2013\u2014]*")
-_NUM_TOKEN = re.compile(r"(\d{1,4})(?:\s*\]?\s*[-\u2013\u2014]\s*\[?\s*(\d{1,4}))?")
-_HAS_LETTER = re.compile(r"[^\W\d_]")
-_LABEL = re.compile(r"^\s*(?:\[(\d{1,4})\]|(\d{1,4})[.)]\s)")
-_MAX_RANGE = 30
-
-
-def _groups(text: str, spans: list) -> list[list]:
-    """Runs of cite spans separated only by blanks, commas, semicolons or dashes."""
-    groups: list[list] = []
-    for s in spans:
-        if groups and _GAP.fullmatch(text, groups[-1][-1][1], s[0]):
-            groups[-1].append(s)
-        else:
-            groups.append([s])
-    return groups
-
-
-def _group_kind(text: str, group: list) -> str:
-    start, end = group[0][0], group[-1][1]
-    outer = text[max(0, start - 1) : end + 1]
-    if "[" in outer or "]" in outer:
-        return "BRACKET"
-    inner = text[start:end]
-    if _YEAR.search(inner):
-        return "NAME-YEAR"
-    return "OTHER"
-
-
-def classify_citation_style(paragraphs: Iterable) -> str:
-    """BRACKET / NAME-YEAR / OTHER by counting citation groups over *all* paragraphs.
-
-    A group (adjacent cite spans, so Grobid's split ``[3,`` ``4]`` counts once) is
-    BRACKET when a bracket is inside it or right around it, NAME-YEAR when it holds
-    a year, else OTHER. The paper's style is the more frequent of BRACKET and
-    NAME-YEAR if it also makes at least a quarter of all groups; otherwise OTHER
-    (superscript and parenthesised-number papers). Accepts dicts with ``text`` and
-    ``cite_spans`` (lists ``[start, end, text, ref_id]`` or dicts) or Paragraph models.
-    """
-    counts = {"BRACKET": 0, "NAME-YEAR": 0, "OTHER": 0}
-    for p in paragraphs:
-        if isinstance(p, dict) and not p["cite_spans"]:
-            continue  # most paragraphs cite nothing
-        text, spans = _text_and_spans(p)
-        for g in _groups(text, spans):
-            counts[_group_kind(text, g)] += 1
-    return _style_from_counts(counts)
-
-
-def _style_from_counts(counts: dict[str, int]) -> str:
-    total = sum(counts.values())
-    b, ny = counts["BRACKET"], counts["NAME-YEAR"]
-    if total == 0:
-        return "OTHER"
-    if b > ny and b * 4 >= total:
-        return "BRACKET"
-    if ny > b and ny * 4 >= total:
-        return "NAME-YEAR"
-    return "OTHER"
-
-
-def _text_and_spans(p) -> tuple[str, list]:
-    if isinstance(p, dict):
-        text, spans = p["text"], p["cite_spans"]
-    else:
-        text, spans = p.text, p.cite_spans
-    if spans and not isinstance(spans[0], list):
-        spans = [
-            [s["start"], s["end"], s["text"], s.get("ref_id")]
-            if isinstance(s, dict)
-            else [s.start, s.end, s.text, s.ref_id]
-            for s in spans
-        ]
-    return text, spans
-
-
-def _number_map(entries: dict[str, dict], order: list[str], paragraphs: list[dict]) -> dict[int, str]:
-    """Printed reference number -> BIBREF key, anchored on the links Grobid made itself.
-
-    Labels at the start of the raw reference (``[12]``, ``12.``) win when they agree
-    with Grobid's links. Otherwise the offset between printed number and list position
-    is read off Grobid's links (``[19]`` -> ``b16`` means offset -3 there) and used for
-    an unlinked number only when the nearest links on both sides share that offset, so
-    a bibliography where Grobid lost entries is never mis-linked. With no links at all
-    the n-th entry is assumed to be number n.
-    """
-    pos = {key: i for i, key in enumerate(order) if key in entries}
-    evidence: dict[int, dict[int, int]] = {}
-    for p in paragraphs:
-        for s in p["cite_spans"]:
-            if s[3] is None or s[3] not in pos:
-                continue
-            nums = _NUM_TOKEN.findall(s[2])
-            if len(nums) != 1 or nums[0][1]:
-                continue
-            n = int(nums[0][0])
-            offs = evidence.setdefault(n, {})
-            off = pos[s[3]] - n
-            offs[off] = offs.get(off, 0) + 1
-    labels: dict[int, str] = {}
-    for key in order:
-        e = entries.get(key)
-        if e and e["raw_text"]:
-            m = _LABEL.match(e["raw_text"])
-            if m:
-                labels.setdefault(int(m.group(1) or m.group(2)), key)
-    if labels and len(labels) * 2 >= len(entries):
-        agree = sum(
-            labels.get(n) == order[n + max(o, key=o.get)]
-            for n, o in evidence.items()
-            if 0 <= n + max(o, key=o.get) < len(order)
-        )
-        if agree * 2 >= len(evidence):
-            return labels
-    out: dict[int, str] = {}
-    size = len(order)
-    if not evidence:
-        for i, key in enumerate(order):
-            if key in entries:
-                out[i + 1] = key
-        return out
-    nums = sorted(evidence)
-    best = {n: max(evidence[n], key=evidence[n].get) for n in nums}
-    offsets = set(best.values())
-    lo = 0
-    for n in range(1, size + max(0, -min(offsets)) + 1):
-        while lo < len(nums) and nums[lo] < n:
-            lo += 1
-        if lo < len(nums) and nums[lo] == n:
-            off = best[n]
-        else:
-            below = best[nums[lo - 1]] if lo > 0 else None
-            above = best[nums[lo]] if lo < len(nums) else None
-            if below is not None and above is not None:
-                off = below if below == above else None
-            else:
-                off = (below if below is not None else above) if len(offsets) == 1 else None
-        if off is None:
-            continue
-        i = n + off
-        if 0 <= i < size and order[i] in entries:
-            out[n] = order[i]
-    return out
-
-
-_NAME_WORD = re.compile(r"[^\W\d_][^\W\d_'\-]+(?:[-'][^\W\d_]+)*")
-
-
-def _link_by_name(paragraphs: list[dict], entries: dict[str, dict]) -> int:
-    """Link cite spans Grobid left unlinked by first-author surname (and year when written).
-
-    ``(Hrastinski and Wilbur)`` or ``Smith et al. (2019)`` links only when exactly one
-    bib entry matches; returns the number of spans linked.
-    """
-    todo = [s for p in paragraphs for s in p["cite_spans"] if s[3] is None and _HAS_LETTER.search(s[2])]
-    if not todo:  # Grobid linked every named citation: no surname index needed
-        return 0
-    by_name: dict[str, list[tuple[str, int | None]]] = {}
-    for key, e in entries.items():
-        if e["authors"]:
-            last = e["authors"][0]["last"].lower()
-            if last:
-                by_name.setdefault(last, []).append((key, e["year"]))
-    if not by_name:
-        return 0
-    linked = 0
-    for s in todo:
-        m = _YEAR.search(s[2])
-        year = int(m.group(1)) if m else None
-        cands = []
-        for w in _NAME_WORD.findall(s[2]):
-            for key, y in by_name.get(w.lower(), ()):
-                if year is None or y == year:
-                    cands.append(key)
-            if cands:
-                break
-        if len(set(cands)) == 1:
-            s[3] = cands[0]
-            linked += 1
-    return linked
-
-
-def postprocess_citations(paragraphs: list[dict], style: str, numbers: dict[int, str]) -> int:
-    """S2ORC post-processing for bracket-style papers (s2orc-paper.txt §2.1), in place.
-
-    Only applies when ``style == "BRACKET"``:
-
-    * false positives dropped: a cite group with no bracket in or around it and no
-      letter (superscript footnote marks ``4``, equation references ``(1)``);
-    * numbers resolved: a span Grobid left unlinked gets the entry its single number
-      names (``numbers`` from :func:`_number_map`);
-    * ranges expanded: ``[3]-[5]``, ``[3-5]`` and Grobid's split ``[3-`` ``5]`` add a
-      span for 4 covering the whole range text (identical extents are possible;
-      consumers that delete spans should merge overlaps), and a single span holding
-      several numbers (``[3, 4]`` as one ref) gets one span per extra number.
-
-    Returns the number of spans dropped.
-    """
-    if style != "BRACKET":
-        return 0
-    return _postprocess_grouped(_grouped(paragraphs), numbers)
-
-
-def _grouped(paragraphs: list[dict]) -> list[tuple[dict, list[list], list[str]]]:
-    """(paragraph, cite groups, group kinds) for the paragraphs that cite something.
-
-    parse_tei_dict computes this once for both the style vote and the post-processing
-    (linking by name in between changes no offsets, so the groups stay valid).
-    """
-    out = []
-    for p in paragraphs:
-        if p["cite_spans"]:
-            text = p["text"]
-            groups = _groups(text, p["cite_spans"])
-            out.append((p, groups, [_group_kind(text, g) for g in groups]))
-    return out
-
-
-def _style_of(grouped: list[tuple[dict, list[list], list[str]]]) -> str:
-    counts = {"BRACKET": 0, "NAME-YEAR": 0, "OTHER": 0}
-    for _, _, kinds in grouped:
-        for kind in kinds:
-            counts[kind] += 1
-    return _style_from_counts(counts)
-
-
-def _postprocess_grouped(grouped: list[tuple[dict, list[list], list[str]]], numbers: dict[int, str]) -> int:
-    dropped = 0
-    for p, groups, kinds in grouped:
-        text = p["text"]
-        keep: list[list] = []
-        for g, kind in zip(groups, kinds, strict=True):
-            if kind == "OTHER" and not _HAS_LETTER.search(text[g[0][0] : g[-1][1]]):
-                dropped += len(g)
-                continue
-            keep.extend(g)
-            if kind == "BRACKET" and numbers:
-                keep.extend(_expand_group(text, g, numbers))
-        keep.sort(key=lambda s: (s[0], s[1]))
-        p["cite_spans"] = keep
-    return dropped
-
-
-def _expand_group(text: str, group: list, numbers: dict[int, str]) -> list[list]:
-    start = group[0][0]
-    gtext = text[start : group[-1][1]]
-    linked = {s[3] for s in group if s[3]}
-    added: list[list] = []
-    singles: dict[int, list[int]] = {}  # span index -> numbers written inside it
-
-    def host(pos: int) -> int:
-        for i, s in enumerate(group):
-            if s[0] <= pos < s[1]:
-                return i
-        return -1
-
-    for m in _NUM_TOKEN.finditer(gtext):
-        a = int(m.group(1))
-        ia = host(start + m.start(1))
-        if ia >= 0:
-            singles.setdefault(ia, []).append(a)
-        if not m.group(2):
-            continue
-        b = int(m.group(2))
-        ib = host(start + m.start(2))
-        if ib >= 0:
-            singles.setdefault(ib, []).append(b)
-        if not (a < b <= a + _MAX_RANGE) or ia < 0 or ib < 0:
-            continue
-        s0, s1 = group[ia][0], group[ib][1]
-        for n in range(a + 1, b):
-            rid = numbers.get(n)
-            if rid and rid not in linked:
-                linked.add(rid)
-                added.append([s0, s1, text[s0:s1], rid])
-    for i, nums in singles.items():
-        span = group[i]
-        for k, n in enumerate(nums):
-            rid = numbers.get(n)
-            if not rid:
-                continue
-            if k == 0 and span[3] is None:
-                span[3] = rid
-                linked.add(rid)
-            elif rid not in linked:
-                linked.add(rid)
-                added.append([span[0], span[1], span[2], rid])
-    return added
+def _title_years(entries: dict[str, dict]) -> None:
+    """Grobid sometimes leaves an author-year label's year in the title (``2022a. Title``):
+    move it to ``year`` (when there is none) and out of the title. Run after name linking,
+    which reads the letter from there."""
+    for e in entries.values():
+        title = e["title"]
+        if title[:1].isdigit():
+            rest, year, _ = split_title_year(title)
+            if year is not None:
+                e["title"] = rest
+                e["year"] = e["year"] or year
 
 
 # ---------------------------------------------------------------- header
@@ -1300,14 +1030,8 @@ def parse_tei_dict(data: bytes, paper_id: str, parser_version: str = "") -> dict
             if para:
                 body.append(para)
 
-    cited = doc["abstract"] + body
-    _link_by_name(cited + back, entries)
-    grouped = _grouped(cited)
-    style = _style_of(grouped)  # = classify_citation_style(cited)
-    if style == "BRACKET":
-        numbers = _number_map(entries, order, cited)
-        _postprocess_grouped(grouped, numbers)  # = postprocess_citations(cited, style, numbers)
-        postprocess_citations(back, style, numbers)
+    style = link_citations(doc["abstract"] + body, back, entries, order)
+    _title_years(entries)
     for group in (doc["abstract"], body, back):
         _to_span_dicts(group)
     doc["body_text"] = body

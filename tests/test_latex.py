@@ -88,20 +88,41 @@ def test_s2orc_paragraphs_split_on_blank_lines_only(s2orc: StructuredDoc) -> Non
     assert "Aside from capturing valuable knowledge" in first
     assert 40 <= len(s2orc.body_text) <= 90
     assert s2orc.abstract[0].text.startswith("We introduce S2ORC, a large corpus of 81.1M")
-    assert all(len(p.text) > 20 for p in s2orc.body_text)
+    assert all(len(p.text) > 20 for p in _without_footnotes(s2orc))
+    # footnotes are paragraphs of their own after the body, without a section (as from Grobid)
+    feet = s2orc.body_text[len(_without_footnotes(s2orc)) :]
+    assert feet and all(p.section == "" for p in feet)
+    assert any(p.text == "https://github.com/allenai/science-parse" for p in feet)
+
+
+def _without_footnotes(doc: StructuredDoc) -> list:
+    """The body paragraphs before the trailing footnote paragraphs (section "")."""
+    n = len(doc.body_text)
+    while n and doc.body_text[n - 1].section == "":
+        n -= 1
+    return doc.body_text[:n]
 
 
 def test_s2orc_one_cite_span_per_key_occurrence(s2orc: StructuredDoc) -> None:
-    # Independent count: cite keys in the body outside floats and footnotes, in order.
+    # Independent count: cite keys in the body outside floats and footnotes, in order;
+    # then those in footnotes, which follow the body as paragraphs of their own.
     tex = strip_comments(S2ORC_TEX_CACHE.text)
     body = tex[tex.index("\\begin{document}") : tex.index("\\end{document}")]
     body = re.sub(r"\\begin\{(figure|table)(\*?)\}.*?\\end\{\1\2\}", "", body, flags=re.S)
-    body = re.sub(r"\\footnote\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", "", body)
-    keys = [k.strip() for m in re.finditer(r"\\cite[tp]?\{([^}]*)\}", body) for k in m.group(1).split(",")]
-    assert len(keys) == 61
+    footnote = re.compile(r"\\footnote\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+    cite = re.compile(r"\\cite[tp]?\{([^}]*)\}")
+    foot_keys = [
+        k.strip() for f in footnote.findall(body) for m in cite.finditer(f) for k in m.group(1).split(",")
+    ]
+    keys = [k.strip() for m in cite.finditer(footnote.sub("", body)) for k in m.group(1).split(",")]
+    assert len(keys) == 61 and len(foot_keys) == 2
     bib = parse_bibliography(S2ORC_TEX_CACHE.bbl or "")
-    spans = [s for p in _all_paragraphs(s2orc) for s in p.cite_spans]
+    main = s2orc.abstract + _without_footnotes(s2orc) + s2orc.back_matter
+    spans = [s for p in main for s in p.cite_spans]
     assert [s.ref_id for s in spans] == [bib[k].ref_id for k in keys]
+    feet = s2orc.body_text[len(_without_footnotes(s2orc)) :]
+    assert [s.ref_id for p in feet for s in p.cite_spans] == [bib[k].ref_id for k in foot_keys]
+    spans += [s for p in feet for s in p.cite_spans]
     assert s2orc.citation_style == "NAME-YEAR"
     texts = Counter(s.text for s in spans)
     assert texts["Ammar et al., 2018"] >= 2 and texts["Saier and Färber (2019)"] >= 2
@@ -260,7 +281,12 @@ def test_macros_comments_and_paragraphs() -> None:
         "Second \\emph{para}~here.\\footnote{dropped}\n",
         preamble="\\newcommand{\\name}{\\textsc{Tool}\\xspace}\n\\newcommand\\pair[2]{(#1, #2)}\n\\def\\dd{done}",
     )
-    assert [p.text for p in doc.body_text] == ["The Tool works, see (x, y) and done.", "Second para here."]
+    assert [p.text for p in doc.body_text] == [
+        "The Tool works, see (x, y) and done.",
+        "Second para here.",
+        "dropped",  # the footnote: a paragraph of its own after the body
+    ]
+    assert doc.body_text[2].section == ""
     assert doc.body_text[0].section == "Intro Tool" and doc.body_text[0].cite_spans == []
 
 

@@ -112,7 +112,7 @@ def test_real_s2orc_records():
 # whitespace tokens where a Grobid parse has many; math-light prose then has "the"
 # above peS2o's 7.5 % (a rule tuned on Grobid text). Two have a LaTeX token on top.
 UNARXIVE_S2ORC_V1_DROPS = {
-    "2212.11739": "not_english",  # body is two lines of hyperref options ("colorlinks=true, ...")
+    "2212.11739": "too_few_words",  # body is two lines of hyperref options: cld2 cannot tell ("un")
     "2212.11764": "top_word_not_alpha",  # "," from formulas is the most frequent token
     "2212.11766": "top_word_too_frequent",
     "2212.11773": "top_word_too_frequent",
