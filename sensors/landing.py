@@ -66,10 +66,18 @@ def plan_landing_runs(
 def landing_oai_sensor(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
     cursor = json.loads(context.cursor) if context.cursor else {}
     files: dict[str, tuple[int, int, bytes | None]] = {}
-    for path in corpus.landing_zone.oai_files():
-        st = path.stat()
-        changed = cursor.get(path.name) != [st.st_size, st.st_mtime_ns]
-        files[path.name] = (st.st_size, st.st_mtime_ns, path.read_bytes() if changed else None)
+    zone = corpus.landing_zone
+    try:
+        paths = zone.oai_files()
+    except OSError as exc:
+        return dg.SensorResult(skip_reason=dg.SkipReason(str(exc)))
+    for path in paths:
+        try:  # read under the landing-zone rules: no links out, no FIFOs, size caps
+            st = path.stat()
+            changed = cursor.get(path.name) != [st.st_size, st.st_mtime_ns]
+            files[path.name] = (st.st_size, st.st_mtime_ns, zone.read_page(path) if changed else None)
+        except OSError as exc:  # the run's arxiv_metadata_failures will say it too
+            context.log.warning(f"skipping {exc}")
     runs, new_cursor, skipped = plan_landing_runs(files, cursor, dt.datetime.now(dt.UTC).date())
     for message in skipped:
         context.log.warning(message)
