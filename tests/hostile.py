@@ -125,7 +125,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def _capabilities():
@@ -191,7 +195,9 @@ def audit_env(forbidden: Path, log: Path, site_dir: Path) -> dict[str, str]:
     each file it opens under ``forbidden`` (a ``sitecustomize`` with an audit hook)."""
     site_dir.mkdir(parents=True, exist_ok=True)
     (site_dir / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    path = os.pathsep.join([str(site_dir), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    path = os.pathsep.join(
+        [str(site_dir), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     return {AUDIT_ENV: str(forbidden), AUDIT_LOG_ENV: str(log), "PYTHONPATH": path}
 
 

@@ -257,7 +257,9 @@ def test_unclosed_record_in_the_middle_loses_only_itself(zone):
 
 
 def test_non_ascii_digit_id_is_a_failure_row(zone):
-    (zone / "oai" / "d.xml").write_text(page([record("2501.9\u0661\u0662\u0663\u0664"), record("2501.00021")]))
+    (zone / "oai" / "d.xml").write_text(
+        page([record("2501.9\u0661\u0662\u0663\u0664"), record("2501.00021")])
+    )
     found = _read(zone)
     assert _ids(found) == ["2501.00021"]
     (failure,) = found.failures
