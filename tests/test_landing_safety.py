@@ -303,3 +303,124 @@ def test_index_is_cached_and_sees_changes(zone, tmp_path):
 def test_failures_frame_is_plain_utf8(zone):
     frame = failures_frame(_read(zone).failures)
     assert frame.schema["source"] == pl.Utf8
+
+
+# ------------------------------------------------------------------------- PDFs and e-prints
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("symlink_out", "outside the landing zone"),
+        ("fifo", "a FIFO"),
+        ("directory", "a directory"),
+        ("sparse", "over the pdf cap"),
+        ("unreadable", "Permission denied"),
+    ],
+)
+def test_refused_pdf_is_a_failed_row_and_nothing_is_copied(tmp_path, outside, kind, why):
+    from corpus.fetch import FAILED, Fetcher
+    from corpus.store import BlobStore
+
+    landing = tmp_path / "landing"
+    (landing / "pdf").mkdir(parents=True)
+    target = landing / "pdf" / "2501.00030.pdf"
+    secret = outside / "passwd"
+    secret.write_bytes(b"%PDF-1.4 root:x:0:0:SECRET")
+    if kind == "symlink_out":
+        target.symlink_to(secret)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    elif kind == "sparse":
+        sparse(target, 1 << 30)
+    else:
+        target.write_bytes(b"%PDF-1.4 fine")
+        target.chmod(0)
+    blobs = BlobStore(tmp_path / "data" / "blobs")
+    with opened_under(outside) as opened, without_read_override(), Fetcher(blobs, landing) as fetcher:
+        result = fetcher.fetch("2501.00030", "pdf")
+    assert not opened
+    assert result.status == FAILED and why in result.reason and result.sha256 is None
+    assert not [p for p in (tmp_path / "data").rglob("*") if p.is_file() and p.name != ".lock"]
+
+
+def test_refused_eprint_is_a_failed_row(tmp_path, outside):
+    from corpus.fetch import FAILED, Fetcher
+    from corpus.store import BlobStore
+
+    landing = tmp_path / "landing"
+    (landing / "src").mkdir(parents=True)
+    (outside / "x.tar.gz").write_bytes(b"\x1f\x8b secret")
+    (landing / "src" / "2501.00031.tar.gz").symlink_to(outside / "x.tar.gz")
+    with opened_under(outside) as opened, Fetcher(BlobStore(tmp_path / "blobs"), landing) as fetcher:
+        result = fetcher.fetch("2501.00031", "eprint")
+    assert not opened and result.status == FAILED and "outside the landing zone" in result.reason
+
+
+# ------------------------------------------------------------------------- landing TEI
+
+
+def _bad_teis(real_tei: bytes) -> dict[str, tuple[bytes | None, str]]:
+    """name -> (TEI bytes or None for a special file, what the rejection must say)."""
+    tei_ns = b'<TEI xmlns="http://www.tei-c.org/ns/1.0">'
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE TEI [<!ENTITY a "aaaaaaaaaa">'
+        + b"".join(b'<!ENTITY a%d "%s">' % (i, b"&a;" * 10 if i == 1 else b"&a%d;" % (i - 1) * 10) for i in range(1, 9))
+        + b"]>"
+        + tei_ns
+        + b"<text><body><p>&a8;</p></body></text></TEI>"
+    )
+    return {
+        "malformed": (real_tei[: len(real_tei) // 2], "not XML"),
+        "entity_bomb": (bomb, "DOCTYPE"),
+        "deep_nesting": (tei_ns + b"<text><body>" + b"<div>" * 10000 + b"</div>" * 10000 + b"</body></text></TEI>", "not XML"),
+        "html_root": (b"<html><body><p>Not TEI</p></body></html>", "root is <html>"),
+        "duplicate_xml_id": (
+            tei_ns + b'<text><body><p xml:id="x">a</p><p xml:id="x">b</p></body></text></TEI>',
+            "not XML",
+        ),
+        "empty": (b"", "empty body"),
+        "directory": (None, "a directory"),
+        "fifo": (None, "a FIFO"),
+    }
+
+
+def test_bad_landing_tei_is_said_on_the_row_and_sent_to_grobid(tmp_path, shared_data, shared_landing):
+    from grobid_server import FakeGrobid, recorded_pairs
+
+    from corpus.grobid import GrobidClient, PdfItem, TeiCache, collect_tei
+    from corpus.store import BlobStore
+
+    real_pdf = shared_landing / "pdf" / "1706.03762.pdf"
+    bad = _bad_teis((shared_landing / "tei" / "1706.03762.tei.xml").read_bytes())
+    landing = tmp_path / "landing"
+    (landing / "tei").mkdir(parents=True)
+    items = []
+    for name, (data, _) in bad.items():
+        hint = landing / "tei" / f"{name}.tei.xml"
+        if name == "directory":
+            hint.mkdir()
+        elif name == "fifo":
+            os.mkfifo(hint)
+        else:
+            hint.write_bytes(data)
+        items.append(PdfItem(key=name, pdf=real_pdf, tei_hint=hint))
+
+    def rows(client) -> dict:
+        cache = TeiCache(BlobStore(tmp_path / f"blobs-{client is None}"))
+        return {r.key: r for r in collect_tei(items, cache, client)}
+
+    down = rows(None)  # no Grobid: pending, and the row says the landing TEI was rejected and why
+    for name, (_, why) in bad.items():
+        row = down[name]
+        assert (row.status, row.reason) == ("pending", "tei_rejected"), name
+        assert "rejected" in row.detail and why in row.detail, (name, row.detail)
+    pairs = recorded_pairs(shared_data, shared_landing)
+    with FakeGrobid.from_pairs(pairs, slots=2) as server, GrobidClient(server.url, concurrency=2) as client:
+        up = rows(client)  # Grobid up: it parses the PDF instead (once: one PDF for all items)
+        assert server.stats.fulltext == 1
+    for name in bad:
+        assert (up[name].status, up[name].source) == ("ok", "grobid"), name
+        assert "rejected" in up[name].detail
