@@ -367,7 +367,10 @@ def _bad_teis(real_tei: bytes) -> dict[str, tuple[bytes | None, str]]:
     tei_ns = b'<TEI xmlns="http://www.tei-c.org/ns/1.0">'
     bomb = (
         b'<?xml version="1.0"?><!DOCTYPE TEI [<!ENTITY a "aaaaaaaaaa">'
-        + b"".join(b'<!ENTITY a%d "%s">' % (i, b"&a;" * 10 if i == 1 else b"&a%d;" % (i - 1) * 10) for i in range(1, 9))
+        + b"".join(
+            b'<!ENTITY a%d "%s">' % (i, b"&a;" * 10 if i == 1 else b"&a%d;" % (i - 1) * 10)
+            for i in range(1, 9)
+        )
         + b"]>"
         + tei_ns
         + b"<text><body><p>&a8;</p></body></text></TEI>"
@@ -375,7 +378,10 @@ def _bad_teis(real_tei: bytes) -> dict[str, tuple[bytes | None, str]]:
     return {
         "malformed": (real_tei[: len(real_tei) // 2], "not XML"),
         "entity_bomb": (bomb, "DOCTYPE"),
-        "deep_nesting": (tei_ns + b"<text><body>" + b"<div>" * 10000 + b"</div>" * 10000 + b"</body></text></TEI>", "not XML"),
+        "deep_nesting": (
+            tei_ns + b"<text><body>" + b"<div>" * 10000 + b"</div>" * 10000 + b"</body></text></TEI>",
+            "not XML",
+        ),
         "html_root": (b"<html><body><p>Not TEI</p></body></html>", "root is <html>"),
         "duplicate_xml_id": (
             tei_ns + b'<text><body><p xml:id="x">a</p><p xml:id="x">b</p></body></text></TEI>',
