@@ -68,6 +68,7 @@ _RECORD_END = re.compile(rb"</" + _PREFIX + rb"record\s*>")
 _IDENTIFIER = re.compile(rb"<" + _PREFIX + rb"identifier\b[^>]*>\s*([^<]{0,200}?)\s*<")
 _REQUEST_TAG = re.compile(rb"<" + _PREFIX + rb"request\b([^>]*)>")
 _RESPONSE_DATE = re.compile(rb"<" + _PREFIX + rb"responseDate\b[^>]*>\s*([0-9]{4}-[0-9]{2}-[0-9]{2})")
+_ERROR_CODE = re.compile(rb"<" + _PREFIX + rb"""error\b[^>]*\bcode\s*=\s*["']([^"']{0,64})["']""")
 _ATTR = re.compile(rb"""([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _ROOT_TAG = re.compile(rb"\s*(?:(?:<\?.*?\?>|<!--.*?-->)\s*)*<([^\s/>!?]+)([^>]*)>", re.S)
 _NS_DECL = re.compile(rb"""\sxmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|'[^']*')""")
@@ -882,6 +883,9 @@ def scan_page(data: bytes, source: str = "<bytes>") -> PageScan:
         scan.request_until = attrs.get(b"until", b"").decode("utf-8", "replace")[:32]
     response = _RESPONSE_DATE.search(data)
     scan.response_day = response.group(1).decode() if response else ""
+    error = _ERROR_CODE.search(data) if not scan.records else None
+    if error and error.group(1) != b"noRecordsMatch":  # a failed harvest: its day must say so
+        scan.problem = f"{source}: OAI-PMH error {error.group(1).decode('utf-8', 'replace')}"
     return scan
 
 
