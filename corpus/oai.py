@@ -46,7 +46,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -858,14 +858,7 @@ class PageScan:
         return self.records - sum(self.days().values()) if self.problem is None else 0
 
     def as_dict(self) -> dict:
-        return {
-            "stamps": self.stamps,
-            "records": self.records,
-            "request_from": self.request_from,
-            "request_until": self.request_until,
-            "response_day": self.response_day,
-            "problem": self.problem,
-        }
+        return asdict(self)
 
 
 def _scanners(data: bytes) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
