@@ -430,3 +430,12 @@ def test_bad_landing_tei_is_said_on_the_row_and_sent_to_grobid(tmp_path, shared_
     for name in bad:
         assert (up[name].status, up[name].source) == ("ok", "grobid"), name
         assert "rejected" in up[name].detail
+
+
+def test_failure_rows_from_any_reader_are_valid_utf8():
+    """A source name with undecodable bytes (os.fsdecode surrogates) never breaks the table."""
+    from corpus.records import FailedRecord
+
+    name = os.fsdecode(b"/abs/hep-th/99\xff01001.abs")
+    row = FailedRecord(source=name, position=0, reason=f"bad {name}")
+    assert row.source == "/abs/hep-th/99\\xff01001.abs" and failures_frame([row]).height == 1
