@@ -263,6 +263,7 @@ def arxiv_sources_day(
     scratch_root = process_scratch(home) / "eprints"
     rows = []
     status: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
     previous = previous_rows(store, "arxiv_sources", day)
     with Fetcher(
         blobs, Path(landing), mode=fetch.mode, client=fetch.client(log), base_url=fetch.web_url,
@@ -271,6 +272,7 @@ def arxiv_sources_day(
         for paper_id, version in papers_of_day(store, day):
             fetched = fetcher.fetch(paper_id, "eprint")
             status[fetched.status] += 1
+            sources[fetched.source or "none"] += 1
             columns = fetch_columns(paper_id, version, fetched, previous.get(paper_id))
             row = {**columns, "skipped": [], "non_utf8": [], "warnings": []}
             if not fetched.sha256:
@@ -304,6 +306,7 @@ def arxiv_sources_day(
         "day": day,
         "papers": len(rows),
         "status": dict(status),  # this run: stored (copied now) | cached (already there) | ...
+        "sources": dict(sources),  # this run: known (previous materialisation) | landing | arxiv
         "kinds": dict(Counter(r.get("kind") or "none" for r in rows)),
         "failures": dict(Counter(r.get("failure") or "ok" for r in rows)),
     }

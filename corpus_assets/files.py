@@ -44,10 +44,12 @@ def arxiv_pdfs(
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
     status: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
     reasons: list[str | None] = []
     days = partition_dates(context)
     for summary in run_stage(context, pipes, "arxiv_pdfs_day", days, stage_params(corpus, arxiv)):
         status.update(summary["status"])
+        sources.update(summary.get("sources", {}))
         reasons.extend(summary["filter_reasons"])
     store = corpus.store
     store.refresh_views()
@@ -58,7 +60,8 @@ def arxiv_pdfs(
         metadata={
             "papers": len(reasons),
             "pdfs_kept": kept,
-            "fetch_status": count_table(dict(status), "status"),
+            "fetch_status": count_table(dict(status), "status"),  # this run's: the rows say the file's
+            "fetch_source": count_table(dict(sources), "source"),
             "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
             "preview": markdown_preview(
                 preview, ["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"]
@@ -81,11 +84,13 @@ def arxiv_sources(
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
     status: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     failures: Counter[str] = Counter()
     days = partition_dates(context)
     for summary in run_stage(context, pipes, "arxiv_sources_day", days, stage_params(corpus, arxiv)):
         status.update(summary["status"])
+        sources.update(summary.get("sources", {}))
         kinds.update(summary["kinds"])
         failures.update(summary["failures"])
     corpus.store.refresh_views()
@@ -94,7 +99,8 @@ def arxiv_sources(
         metadata={
             "papers": sum(status.values()),
             "assembled": sum(v for k, v in failures.items() if k == "ok"),
-            "fetch_status": count_table(dict(status), "status"),
+            "fetch_status": count_table(dict(status), "status"),  # this run's: the rows say the file's
+            "fetch_source": count_table(dict(sources), "source"),
             "kinds": count_table(dict(kinds), "kind"),
             "failures": count_table(dict(failures), "failure"),
             "preview": markdown_preview(preview, ["id", "status", "kind", "n_files", "main", "failure"]),
