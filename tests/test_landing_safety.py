@@ -100,20 +100,29 @@ def test_folder_symlinked_by_the_operator_is_allowed(tmp_path):
     assert _ids(_read(tmp_path / "landing")) == ["2501.00003"]
 
 
-@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling"])
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling", "device"])
 def test_special_files_are_refused_with_a_reason(zone, kind):
+    import stat
+
     target = zone / "oai" / f"{DAY}_{kind}.xml"
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "directory":
         target.mkdir()
+    elif kind == "device":
+        try:  # a copy of /dev/zero: endless bytes if it were read
+            os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(1, 5))
+        except PermissionError:
+            pytest.skip("creating a device node needs CAP_MKNOD")
     else:
         target.symlink_to(zone / "nowhere.xml")
     start = time.monotonic()
     found = _read(zone)
     assert time.monotonic() - start < 10
     (failure,) = found.failures
-    expected = {"fifo": "a FIFO", "directory": "a directory", "dangling": "No such file"}[kind]
+    expected = {"fifo": "a FIFO", "directory": "a directory", "dangling": "No such file", "device": "device"}[
+        kind
+    ]
     assert expected in failure.reason and failure.datestamp == DAY  # placed by its file name
 
 
