@@ -9,7 +9,8 @@ Forms (https://info.arxiv.org/help/arxiv_identifier.html):
 * either with a version suffix ``vN`` and optional ``arXiv:`` prefix.
 
 The canonical id has no version and no prefix; the file-name form replaces
-``/`` with ``_`` (landing zone and blob names).
+``/`` with ``_`` (landing zone and blob names). Digits are ASCII only: ``\\d``
+would also match Arabic-Indic or fullwidth digits, which no arXiv id has.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ OLD_ARCHIVES = frozenset(
 )
 
 _ARCHIVE_ALT = "|".join(sorted((re.escape(a) for a in OLD_ARCHIVES), key=len, reverse=True))
-_NEW_RE = re.compile(r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})(?:v(?P<v>\d+))?")
+_NEW_RE = re.compile(r"(?P<yymm>[0-9]{4})\.(?P<num>[0-9]{4,5})(?:v(?P<v>[0-9]+))?")
 _OLD_RE = re.compile(
-    rf"(?P<archive>{_ARCHIVE_ALT})(?:\.(?P<sc>[A-Za-z]{{2}}))?/(?P<yymm>\d{{4}})(?P<num>\d{{3}})(?:v(?P<v>\d+))?"
+    rf"(?P<archive>{_ARCHIVE_ALT})(?:\.(?P<sc>[A-Za-z]{{2}}))?/(?P<yymm>[0-9]{{4}})(?P<num>[0-9]{{3}})(?:v(?P<v>[0-9]+))?"
 )
 _PREFIX_RE = re.compile(r"^\s*(?:arxiv\s*:\s*|oai:arxiv\.org:)?", re.IGNORECASE)
 
@@ -145,8 +146,8 @@ def from_file_name(name: str) -> str:
 # Old-style ids may carry a subject class (``math.GT/0309136``,
 # ``cond-mat.stat-mech/0501001``), which is dropped from the canonical id.
 _TEXT_ID_RE = re.compile(
-    r"(?<!\d)(?<!\d\.)(?:(?P<new>(?P<yymm>\d{4})\.(?P<num>\d{4,5}))|/(?P<oyymm>\d{4})(?P<onum>\d{3}))"
-    r"(?:v(?P<v>\d+))?(?![\w]|\.\d)",
+    r"(?<![0-9])(?<![0-9]\.)(?:(?P<new>(?P<yymm>[0-9]{4})\.(?P<num>[0-9]{4,5}))|/(?P<oyymm>[0-9]{4})(?P<onum>[0-9]{3}))"
+    r"(?:v(?P<v>[0-9]+))?(?![\w]|\.[0-9])",
     re.IGNORECASE,
 )
 _PREFIX_BEFORE = re.compile(
@@ -162,8 +163,8 @@ _NUMBER_WORDS = re.compile(
     r"\.?\s*$",
     re.IGNORECASE,
 )
-_NUMBER_BEFORE = re.compile(r"(?:\d[\d.,]*|[&|])\s*$")  # another number / a table cell before
-_NUMBER_AFTER = re.compile(r"^\s*(?:[&|]|[-+]?\d)")  # another number / a table cell after
+_NUMBER_BEFORE = re.compile(r"(?:[0-9][0-9.,]*|[&|])\s*$")  # another number / a table cell before
+_NUMBER_AFTER = re.compile(r"^\s*(?:[&|]|[-+]?[0-9])")  # another number / a table cell after
 _BAD_BEFORE = frozenset("./-+=_,:#@%$")
 
 

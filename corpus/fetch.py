@@ -9,13 +9,16 @@ looks, in this order, at:
    version, leave its id out of ``known``.
 2. the landing zone -- ``landing/pdf/<file_name>.pdf`` or
    ``landing/src/<file_name>`` + one of :data:`EPRINT_SUFFIXES` (bulk data, or
-   an earlier download);
+   an earlier download), read under :mod:`corpus.landing_files`' rules: a link
+   out of the landing zone, a FIFO, a directory or a file over the size cap is
+   ``failed`` with the reason, and nothing of it is read or copied;
 3. only in mode ``arxiv``: ``<base_url>/pdf/<id>`` or ``<base_url>/e-print/<id>``
    (latest version) through :class:`~corpus.http.PoliteClient`. The body lands
-   in a hidden ``.incoming/`` directory, is checked (a PDF must start with
-   ``%PDF-``; an e-print is named by :func:`sniff_eprint`, and an HTML error
-   page is neither) and is then renamed into the landing zone, so a partial or
-   wrong download never becomes a landing file nor a blob.
+   in the process's scratch directory (:mod:`corpus.scratch`; cleaned by the next
+   run if this one is killed), is checked (a PDF must start with ``%PDF-``; an
+   e-print is named by :func:`sniff_eprint`, and an HTML error page is neither)
+   and is then renamed into the landing zone, so a partial or wrong download
+   never becomes a landing file nor a blob.
 
 Mode ``landing`` never touches the network; what it cannot find is ``missing``.
 Every outcome is a :class:`FetchResult` row, never an exception: ``stored``
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import uuid
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -38,6 +42,8 @@ from pydantic import BaseModel, ConfigDict
 
 from corpus import arxiv_ids
 from corpus.http import HttpError, PoliteClient
+from corpus.landing_files import LandingReader, LandingRefused
+from corpus.scratch import tmp_dir_for
 from corpus.store import BlobStore
 
 ARXIV_BASE_URL = "https://arxiv.org"
@@ -104,12 +110,16 @@ _SNIFF = {"pdf": sniff_pdf, "eprint": sniff_eprint}
 
 
 def _hash_file(path: Path, chunk: int = 1 << 20) -> tuple[str, str, int]:
-    sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
     with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            sha.update(block)
-            md5.update(block)
-            size += len(block)
+        return _hash_stream(fh, chunk)
+
+
+def _hash_stream(fh, chunk: int = 1 << 20) -> tuple[str, str, int]:
+    sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
+    while block := fh.read(chunk):
+        sha.update(block)
+        md5.update(block)
+        size += len(block)
     return sha.hexdigest(), md5.hexdigest(), size
 
 
@@ -130,6 +140,7 @@ class Fetcher:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         self.blobs = blobs
         self.landing = Path(landing)
+        self.reader = LandingReader(self.landing)
         self.mode = mode
         self.base_url = base_url.rstrip("/")
         self._client = client
@@ -169,7 +180,7 @@ class Fetcher:
         suffixes = (".pdf",) if kind == "pdf" else EPRINT_SUFFIXES
         for suffix in suffixes:
             path = folder / f"{name}{suffix}"
-            if path.is_file():
+            if self.reader.present(path):  # whatever it is: reading it says if it may be read
                 return path
         return None
 
@@ -194,6 +205,8 @@ class Fetcher:
             if self.mode == "landing":
                 return FetchResult(id=aid, kind=kind, status=MISSING, reason="not in the landing zone")
             return self._download(aid, kind)
+        except LandingRefused as exc:
+            return FetchResult(id=aid, kind=kind, status=FAILED, reason=str(exc))
         except OSError as exc:
             return FetchResult(id=aid, kind=kind, status=FAILED, reason=f"{type(exc).__name__}: {exc}")
 
@@ -219,12 +232,15 @@ class Fetcher:
     def _store(
         self, aid: str, kind: Kind, path: Path, source: str, http_status: int | None = None
     ) -> FetchResult:
-        """Hash ``path``; copy it into the store only if that blob is not there yet."""
-        sha, md5, size = _hash_file(path)
-        status = CACHED
-        if not self.blobs.has(kind, sha):
-            ref = self.blobs.put_file(kind, path)
-            sha, md5, size, status = ref.sha256, ref.md5, ref.size, STORED
+        """Hash the landing file; copy it into the store only if that blob is not there yet.
+        It is opened once, under the landing-zone rules, and both passes read that descriptor."""
+        with self.reader.open(path, _LANDING_DIR[kind]) as fh:
+            sha, md5, size = _hash_stream(fh)
+            status = CACHED
+            if not self.blobs.has(kind, sha):
+                fh.seek(0)
+                ref = self.blobs.put_file(kind, fh)
+                sha, md5, size, status = ref.sha256, ref.md5, ref.size, STORED
         return FetchResult(
             id=aid,
             kind=kind,
@@ -238,7 +254,11 @@ class Fetcher:
 
     def _download(self, aid: str, kind: Kind) -> FetchResult:
         folder = self.landing / _LANDING_DIR[kind]
-        incoming = folder / ".incoming" / f"{arxiv_ids.to_file_name(aid)}.{kind}"
+        folder.mkdir(parents=True, exist_ok=True)
+        token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"  # two runs never write one incoming file
+        incoming = (
+            tmp_dir_for(self.blobs.home, folder) / f".{arxiv_ids.to_file_name(aid)}.{kind}.{token}.part"
+        )
         url = self.url(aid, kind)
         self.downloads += 1
         try:

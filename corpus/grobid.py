@@ -39,6 +39,7 @@ import httpx
 from lxml import etree
 from pydantic import BaseModel, ConfigDict
 
+from corpus.landing_files import LandingReader, LandingRefused
 from corpus.store import BlobStore, atomic_write_bytes
 
 DEFAULT_URL = "http://localhost:8070"
@@ -66,6 +67,7 @@ TEI_COORDINATES = (
 BUSY_STATUSES = frozenset({429, 502, 503, 504})
 TEI_NS_ROOT = "{http://www.tei-c.org/ns/1.0}TEI"
 _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+_DOCTYPE = re.compile(rb"<!(?i:DOCTYPE)")
 _APP_TAG = re.compile(rb"<application\b[^>]*>")
 _APP_VERSION = re.compile(rb'\bversion="([^"]+)"')
 
@@ -132,6 +134,8 @@ def check_tei(data: bytes) -> str | None:
     """None if ``data`` is a well-formed TEI document, else why not (lxml, no DTD/network)."""
     if not data or not data.strip():
         return "empty body"
+    if _DOCTYPE.search(data, 0, 65536):
+        return "has a DOCTYPE (Grobid never writes one; entity declarations are refused)"
     try:
         root = etree.fromstring(data, _XML_PARSER)
     except etree.XMLSyntaxError as exc:
@@ -546,7 +550,7 @@ class TeiCache:
 
     def put(self, pdf_sha256: str, tei: bytes) -> Path:
         path = self.path(pdf_sha256)
-        atomic_write_bytes(path, tei)
+        atomic_write_bytes(path, tei, self.blobs.tmp_dir(self.kind))
         return path
 
 
@@ -585,17 +589,22 @@ def collect_tei(
     cache: TeiCache,
     client: GrobidClient | None,
     summary: TeiRunSummary | None = None,
+    landing: LandingReader | None = None,
 ) -> Iterator[TeiRow]:
     """One :class:`TeiRow` per item: cached TEI first, the rest from Grobid.
 
-    A TEI in the cache or given as ``tei_hint`` (checked with :func:`check_tei`, then
-    copied into the cache) is never sent, and a PDF listed twice is sent once. With no
-    client, or a Grobid that is down or goes down midway, the unsent PDFs come back
-    ``pending`` with reason ``grobid_unavailable``: the caller materialises what it
-    has and says so (``summary.unavailable``).
+    A TEI in the cache or given as ``tei_hint`` (read under the landing-zone rules of
+    ``landing`` -- by default the hint's grandparent, ``landing/tei/<id>.tei.xml`` --
+    checked with :func:`check_tei`, then copied into the cache) is never sent, and a
+    PDF listed twice is sent once. A hint that is refused or rejected is said on the
+    row (reason ``tei_rejected`` while Grobid cannot parse the PDF instead; the detail
+    always says why) and the PDF goes to Grobid. With no client, or a Grobid that is
+    down or goes down midway, the unsent PDFs come back ``pending``: the caller
+    materialises what it has and says so (``summary.unavailable``).
     """
     summary = summary if summary is not None else TeiRunSummary()
     to_send: dict[str, list[PdfItem]] = {}  # pdf sha256 -> the items with that PDF
+    rejected: dict[str, str] = {}  # item key -> why its landing TEI was not used
 
     def emit(row: TeiRow) -> TeiRow:
         summary.add(row)
@@ -615,18 +624,30 @@ def collect_tei(
         if cache.has(sha):
             yield emit(_row_for_cached(item, sha, cache.path(sha), "cache"))
             continue
-        if item.tei_hint is not None and item.tei_hint.exists():
-            hint = item.tei_hint.read_bytes()
-            if check_tei(hint) is None:
-                yield emit(_row_for_cached(item, sha, cache.put(sha, hint), "landing"))
-                continue
+        if item.tei_hint is not None:
+            reader = landing or LandingReader(item.tei_hint.parent.parent)
+            if reader.present(item.tei_hint):
+                try:
+                    hint = reader.read_bytes(item.tei_hint, "tei")
+                    problem = check_tei(hint)
+                except LandingRefused as exc:
+                    problem = str(exc)
+                if problem is None:
+                    yield emit(_row_for_cached(item, sha, cache.put(sha, hint), "landing"))
+                    continue
+                rejected[item.key] = f"landing TEI {item.tei_hint.name} rejected: {problem}"[:400]
         to_send.setdefault(sha, []).append(item)
+
+    def note(item: PdfItem, detail: str) -> str:
+        why = rejected.get(item.key)
+        return f"{why}; {detail}" if why and detail else why or detail
 
     def pending(shas: Iterable[str], why: str) -> Iterator[TeiRow]:
         summary.unavailable = why
         for sha in shas:
             for item in to_send[sha]:
-                yield emit(TeiRow(item.key, sha, "pending", reason="grobid_unavailable", detail=why))
+                reason = "tei_rejected" if item.key in rejected else "grobid_unavailable"
+                yield emit(TeiRow(item.key, sha, "pending", reason=reason, detail=note(item, why)))
 
     for sha in [sha for sha in to_send if cache.has(sha)]:  # a later item's hint filled it
         for item in to_send.pop(sha):
@@ -661,7 +682,7 @@ def collect_tei(
                         grobid_version=result.grobid_version,
                         http_status=result.http_status,
                         reason=result.reason,
-                        detail=result.detail,
+                        detail=note(item, result.detail),
                         attempts=result.attempts,
                         seconds=round(result.seconds, 3),
                     )

@@ -11,7 +11,9 @@ Choices (SPEC.md: marked so they can be revisited):
 * page count = the page tree's ``/Count`` (what PyPDF2 reported for S2ORC and
   what poppler's ``pdfinfo`` prints); the whole tree is walked only when
   ``/Count`` is missing or invalid. Walking every page of a PDF with object
-  streams costs 10-50x more.
+  streams costs 10-50x more. A ``/Count`` above the file's object count (every
+  page is an object) is a lie, and the PDF unreadable: 10^20 pages must not
+  reach an Int64 column.
 * page size = the first page's ``/MediaBox`` (inherited through the page tree),
   times ``/UserUnit``, width and height swapped when ``/Rotate`` is 90 or 270.
 * an encrypted PDF is readable only if the empty user password opens it (what
@@ -48,6 +50,7 @@ S2ORC_LABELS = {
 KEPT = "kept"  # the row of filter_table counting PDFs that pass
 
 MAX_PAGES = 50
+MAX_PLAUSIBLE_PAGES = 1_000_000  # a /Count above this (or above the file's objects) is a lie
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024  # larger files are not parsed at all
 DEFAULT_TIMEOUT_S = 10.0
 _HEADER_WINDOW = 1024  # pdf.js / poppler accept junk before %PDF- within the first KiB
@@ -139,6 +142,10 @@ def _probe_reader(reader: PdfReader, encrypted: bool) -> PdfProbe:
     pages = int(count) if isinstance(count, int) and count > 0 else len(reader.pages)
     if pages < 1:
         raise ValueError("PDF has no pages")
+    size = _get(reader.trailer, "/Size")
+    objects = int(size) if isinstance(size, int) and size > 0 else MAX_PLAUSIBLE_PAGES
+    if pages > min(objects, MAX_PLAUSIBLE_PAGES):  # every page is an object of its own
+        raise ValueError(f"page tree /Count {pages} is more than the file's {objects} objects")
     page, mediabox, rotate = _first_page(pages_root)
     if mediabox is None:
         raise ValueError("first page has no /MediaBox")

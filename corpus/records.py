@@ -7,7 +7,7 @@ import datetime as dt
 import email.utils
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SourceFormat = Literal["arXiv", "arXivRaw", "oai_dc", "kaggle", "abs"]
 # Free-text fields whose whitespace runs are collapsed on validation (hard-wrapped in the sources).
@@ -103,6 +103,19 @@ class ArxivRecord(BaseModel):
         return row
 
 
+def utf8_text(text: str) -> str:
+    """``text`` with lone surrogates (an undecodable file name, via ``os.fsdecode``) shown as
+    ``\\xNN``, so it can be written to Parquet (polars refuses what is not valid UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 class FailedRecord(BaseModel):
     """A record that could not be read, kept with its reason instead of being lost."""
 
@@ -112,6 +125,11 @@ class FailedRecord(BaseModel):
     identifier: str = ""  # whatever id could be read, if any
     datestamp: str = ""  # the header datestamp when it could be read (the partition it belongs to)
     reason: str
+
+    @field_validator("source", "identifier", "datestamp", "reason")
+    @classmethod
+    def _utf8(cls, value: str) -> str:
+        return utf8_text(value)
 
 
 # ---------------------------------------------------------------- the Parquet table

@@ -21,6 +21,7 @@ from corpus.fetch import Fetcher
 from corpus.http import PoliteClient, RetryPolicy
 from corpus.parallel import map_papers
 from corpus.pdf import PdfProbe, pdf_row, probe_pdf
+from corpus.scratch import process_scratch
 from corpus.store import BlobStore, Store
 
 
@@ -48,8 +49,8 @@ class FetchSettings:
 PDF_SCHEMA = {
     "id": pl.Utf8,
     "version": pl.Int64,
-    "status": pl.Utf8,  # stored | cached | missing | failed (fetch)
-    "source": pl.Utf8,  # known | landing | arxiv
+    "status": pl.Utf8,  # stored (the blob is in the store) | missing | failed (fetch)
+    "source": pl.Utf8,  # landing | arxiv: where the blob came from (this run's facts: its metadata)
     "sha256": pl.Utf8,
     "md5": pl.Utf8,
     "bytes": pl.Int64,
@@ -73,13 +74,17 @@ def upstream(store: Store, asset: str, day: str) -> pl.DataFrame:
     return store.read_partition(asset, day)
 
 
-def known_blobs(store: Store, asset: str, day: str) -> dict[str, tuple[str, str]]:
-    """Blobs the previous materialisation of this day already stored: never fetched again."""
+def previous_rows(store: Store, asset: str, day: str) -> dict[str, dict]:
+    """The rows of this day's previous materialisation, by id (none when there is none)."""
     if not store.has_partition(asset, day):
         return {}
-    prev = store.read_partition(asset, day).filter(pl.col("sha256").is_not_null())
+    return {r["id"]: r for r in store.read_partition(asset, day).iter_rows(named=True)}
+
+
+def known_blobs(store: Store, asset: str, day: str) -> dict[str, tuple[str, str]]:
+    """Blobs the previous materialisation of this day already stored: never fetched again."""
     return {
-        r["id"]: (r["sha256"], r["md5"]) for r in prev.select("id", "sha256", "md5").iter_rows(named=True)
+        pid: (r["sha256"], r["md5"]) for pid, r in previous_rows(store, asset, day).items() if r["sha256"]
     }
 
 
@@ -88,18 +93,30 @@ def papers_of_day(store: Store, day: str) -> list[tuple[str, int | None]]:
     return list(meta.select("id", "version").iter_rows())
 
 
-def fetch_columns(paper_id: str, version: int | None, fetched) -> dict:
-    """The columns every file asset shares: which file, from where, and how the fetch went."""
+def fetch_columns(paper_id: str, version: int | None, fetched, previous: dict | None = None) -> dict:
+    """The columns every file asset shares: which file, from where, and how the fetch went.
+
+    They describe the file, not this run, so re-running an unchanged day writes the same
+    rows: ``status`` is ``stored`` whenever the blob is in the store (whether this run
+    copied it or found it there), and a blob known from the previous materialisation
+    keeps that row's ``source`` (landing | arxiv) and HTTP status. What this run did
+    (stored/cached, known, downloads) goes into the stage summary, i.e. the run's metadata.
+    """
+    status, source, http_status = fetched.status, fetched.source, fetched.http_status
+    if status == "cached":
+        status = "stored"
+    if source == "known" and previous and previous.get("sha256") == fetched.sha256:
+        source, http_status = previous.get("source") or source, previous.get("http_status")
     return {
         "id": paper_id,
         "version": version,
-        "status": fetched.status,
-        "source": fetched.source,
+        "status": status,
+        "source": source,
         "sha256": fetched.sha256,
         "md5": fetched.md5,
         "bytes": fetched.bytes,
         "fetch_reason": fetched.reason,
-        "http_status": fetched.http_status,
+        "http_status": http_status,
     }
 
 
@@ -122,14 +139,17 @@ def arxiv_pdfs_day(
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
     rows = []
     status: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
     client = fetch.client(log)
+    previous = previous_rows(store, "arxiv_pdfs", day)
     with Fetcher(
         blobs, Path(landing), mode=fetch.mode, client=client, base_url=fetch.web_url,
         known=known_blobs(store, "arxiv_pdfs", day),
     ) as fetcher:  # fmt: skip
         for paper_id, version in papers_of_day(store, day):
             fetched = fetcher.fetch(paper_id, "pdf")
-            row = fetch_columns(paper_id, version, fetched)
+            sources[fetched.source or "none"] += 1
+            row = fetch_columns(paper_id, version, fetched, previous.get(paper_id))
             if not fetched.sha256:
                 row.update(passed=False, filter_reason=fetched.status)  # missing | failed
             rows.append(row)
@@ -144,7 +164,8 @@ def arxiv_pdfs_day(
     return {
         "day": day,
         "papers": frame.height,
-        "status": dict(status),
+        "status": dict(status),  # this run: stored (copied now) | cached (already there) | ...
+        "sources": dict(sources),  # this run: known (previous materialisation) | landing | arxiv
         "filter_reasons": [r.get("filter_reason") for r in rows],
         "downloads": fetcher.downloads,
     }
@@ -257,8 +278,8 @@ def _unpack_row(task: tuple[str, str, str]) -> dict:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     row: dict = {"kind": unpacked.kind, "n_files": len(unpacked.files), "skipped": unpacked.skipped}
-    if failure is not None:
-        row.update(failure=failure.code, failure_message=failure.message)
+    if failure is not None:  # the scratch path is this process's: not in the row
+        row.update(failure=failure.code, failure_message=failure.message.replace(str(scratch), "<e-print>"))
     if source is not None:
         row.update(
             main=source.main,
@@ -285,15 +306,23 @@ def arxiv_sources_day(
     from corpus import arxiv_ids
 
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
-    scratch_root = Path(home) / "scratch" / "arxiv_sources" / day
+    # This process's own scratch (corpus.scratch): two runs of one day never share it, and
+    # what a killed run leaves there is removed by the next run.
+    scratch_root = process_scratch(home) / "eprints"
     rows = []
+    status: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
+    previous = previous_rows(store, "arxiv_sources", day)
     with Fetcher(
         blobs, Path(landing), mode=fetch.mode, client=fetch.client(log), base_url=fetch.web_url,
         known=known_blobs(store, "arxiv_sources", day),
     ) as fetcher:  # fmt: skip
         for paper_id, version in papers_of_day(store, day):
             fetched = fetcher.fetch(paper_id, "eprint")
-            row = {**fetch_columns(paper_id, version, fetched), "skipped": [], "non_utf8": [], "warnings": []}
+            status[fetched.status] += 1
+            sources[fetched.source or "none"] += 1
+            columns = fetch_columns(paper_id, version, fetched, previous.get(paper_id))
+            row = {**columns, "skipped": [], "non_utf8": [], "warnings": []}
             if not fetched.sha256:
                 row.update(failure=fetched.status, failure_message=fetched.reason)
             rows.append(row)
@@ -311,7 +340,8 @@ def arxiv_sources_day(
     return {
         "day": day,
         "papers": len(rows),
-        "status": dict(Counter(r["status"] for r in rows)),
+        "status": dict(status),  # this run: stored (copied now) | cached (already there) | ...
+        "sources": dict(sources),  # this run: known (previous materialisation) | landing | arxiv
         "kinds": dict(Counter(r.get("kind") or "none" for r in rows)),
         "failures": dict(Counter(r.get("failure") or "ok" for r in rows)),
     }
@@ -376,6 +406,7 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
     """
     from corpus import arxiv_ids
     from corpus.grobid import GrobidClient, GrobidOptions, PdfItem, TeiCache, TeiRunSummary, collect_tei
+    from corpus.landing_files import LandingReader
 
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
     pdfs = upstream(store, "arxiv_pdfs", day).filter(pl.col("passed"))
@@ -396,18 +427,31 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
         kwargs["options"] = GrobidOptions(**kwargs.get("options", {}))
         client = GrobidClient(log=log, **kwargs)
     try:
-        rows = [row.as_dict() for row in collect_tei(items, TeiCache(blobs), client, summary)]
+        reader = LandingReader(landing)
+        rows = [row.as_dict() for row in collect_tei(items, TeiCache(blobs), client, summary, reader)]
     finally:
         if client is not None:
             client.close()
-    for row in rows:
+    status = Counter(r["status"] for r in rows)  # this run: ok (Grobid now) | cached | failed | pending
+    previous = previous_rows(store, "grobid_tei", day)
+    for i, row in enumerate(rows):
         row["id"] = row.pop("key")
         row.pop("tei_path", None)  # absolute; the blob is found again from pdf_sha256
+        # A TEI the cache already held keeps the row that first brought it (ok from Grobid,
+        # or cached from the landing zone): re-running an unchanged day writes the same rows.
+        before = previous.get(row["id"])
+        if (
+            row["status"] == "cached"
+            and before
+            and before["pdf_sha256"] == row["pdf_sha256"]
+            and before["status"] in ("ok", "cached")
+        ):
+            rows[i] = before
     store.write_partition("grobid_tei", day, frame(rows, TEI_SCHEMA))
     return {
         "day": day,
         "pdfs": len(rows),
-        "status": dict(Counter(r["status"] for r in rows)),
+        "status": dict(status),
         "reasons": dict(summary.reasons),
         "sent": summary.sent,
         "unavailable": summary.unavailable,

@@ -7,9 +7,11 @@ Layout (DESIGN.md §3, §7)::
     $CORPUS_HOME/blobs/<kind>/<sha256[:2]>/<sha256>        PDFs, e-prints, TEI
     $CORPUS_HOME/corpus.duckdb                             a view per asset
 
-Every write goes to a temporary name in the same directory and is renamed into
-place, and a partition directory is swapped whole, so a crash leaves the old
-rows and a re-run replaces them: never half a partition, never duplicates.
+Every write goes to a temporary name and is renamed into place, and a partition
+directory is swapped whole, so a crash leaves the old rows and a re-run replaces
+them: never half a partition, never duplicates. The temporary names of partitions and
+blobs live in the writing process's scratch directory (:mod:`corpus.scratch`), so
+what a killed run leaves behind is removed by the next run.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
+
+from corpus.scratch import tmp_dir_for
 
 DEFAULT_HOME = "./data"
 
@@ -42,10 +47,11 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the whole new one."""
+def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """Write ``data`` to ``path`` so readers see the old file or the whole new one
+    (the temporary file in ``tmp_dir`` -- same file system -- or next to ``path``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=tmp_dir or path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -74,10 +80,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 def swap_dir(staging: Path, final: Path) -> None:
     """Replace directory ``final`` by ``staging`` with two renames (the old one removed after):
-    readers see the old directory or the whole new one, never a mix."""
+    readers see the old directory or the whole new one, never a mix. The old one is moved
+    next to ``staging`` (a scratch directory, when that is where staging was made)."""
     old = None
     if final.exists():
-        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex}")
+        old = staging.parent / f".{final.name}.old-{uuid.uuid4().hex}"
         os.replace(final, old)
     os.replace(staging, final)
     if old is not None:
@@ -126,7 +133,8 @@ class Store:
 
     def _swap_dir(self, final: Path, files: dict[str, pl.DataFrame], markers: dict[str, str]) -> Path:
         final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.staging-"))
+        tmp_dir = tmp_dir_for(self.home, final.parent)
+        staging = Path(tempfile.mkdtemp(dir=tmp_dir, prefix=f".{final.parent.name}.{final.name}.staging-"))
         try:
             for name, frame in files.items():
                 frame.write_parquet(staging / name, compression="zstd", statistics=True)
@@ -263,8 +271,9 @@ class BlobRef:
 class BlobStore:
     """Content-addressed files (sha256), written atomically: a partial write never becomes a blob."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, home: Path | None = None):
         self.root = Path(root)
+        self.home = Path(home) if home is not None else self.root.parent  # whose scratch holds temp files
 
     def path(self, kind: str, sha256: str) -> Path:
         return self.root / kind / sha256[:2] / sha256
@@ -272,22 +281,26 @@ class BlobStore:
     def has(self, kind: str, sha256: str) -> bool:
         return self.path(kind, sha256).exists()
 
+    def tmp_dir(self, kind: str) -> Path:
+        """Where a blob of ``kind`` is written before it is renamed into place."""
+        (self.root / kind).mkdir(parents=True, exist_ok=True)
+        return tmp_dir_for(self.home, self.root / kind)
+
     def put_bytes(self, kind: str, data: bytes) -> BlobRef:
         sha = hashlib.sha256(data).hexdigest()
         md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
         dest = self.path(kind, sha)
         if not dest.exists():
-            atomic_write_bytes(dest, data)
+            atomic_write_bytes(dest, data, self.tmp_dir(kind))
         return BlobRef(sha, md5, len(data), dest)
 
-    def put_file(self, kind: str, src: Path, chunk: int = 1 << 20) -> BlobRef:
-        """Hash and copy ``src`` in one streaming pass."""
+    def put_file(self, kind: str, src: Path | BinaryIO, chunk: int = 1 << 20) -> BlobRef:
+        """Hash and copy ``src`` (a path, or a file opened for reading) in one streaming pass."""
         sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
-        self.root.mkdir(parents=True, exist_ok=True)
-        (self.root / kind).mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.root / kind, prefix=".incoming-")
+        fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(kind), prefix=f".incoming-{kind}-")
         try:
-            with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
+            opened = open(src, "rb") if isinstance(src, str | os.PathLike) else contextlib.nullcontext(src)  # noqa: SIM115
+            with opened as fin, os.fdopen(fd, "wb") as fout:
                 while block := fin.read(chunk):
                     sha.update(block)
                     md5.update(block)

@@ -59,7 +59,8 @@ def arxiv_pdfs(
             summary["papers"],
             {
                 "pdfs_kept": next(r["count"] for r in table if r["reason"] == "kept"),
-                "fetch_status": count_table(summary["status"], "status"),
+                "fetch_status": count_table(summary["status"], "status"),  # this run's; rows say the file's
+                "fetch_source": count_table(summary.get("sources", {}), "source"),
                 "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
             },
         )
@@ -92,7 +93,8 @@ def arxiv_sources(
             summary["papers"],
             {
                 "assembled": summary["failures"].get("ok", 0),
-                "fetch_status": count_table(summary["status"], "status"),
+                "fetch_status": count_table(summary["status"], "status"),  # this run's; rows say the file's
+                "fetch_source": count_table(summary.get("sources", {}), "source"),
                 "kinds": count_table(summary["kinds"], "kind"),
                 "failures": count_table(summary["failures"], "failure"),
             },

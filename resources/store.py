@@ -24,6 +24,14 @@ class CorpusStore(dg.ConfigurableResource):
             landing=os.environ.get("CORPUS_LANDING", DEFAULT_LANDING),
         )
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """The process executing a run in process names itself on the run, so a run whose
+        process dies (kill -9) is failed by run monitoring and frees its pool slots
+        (corpus_assets/run_monitoring.py)."""
+        from corpus_assets.run_monitoring import record_run_worker
+
+        record_run_worker(context.instance, context.run)
+
     @property
     def store(self) -> Store:
         return Store(Path(self.home))

@@ -26,7 +26,7 @@ MAX_DAYS_PER_TICK = 200  # the rest waits for the next tick (the cursor is kept 
 def listing_digest(stamps: list[tuple[str, int, int]]) -> str:
     """A short cursor for the page listing: (name, size, mtime_ns) of every page."""
     text = "\n".join(f"{n}\0{s}\0{m}" for n, s, m in sorted(stamps))
-    return f"{len(stamps)} pages {hashlib.sha1(text.encode()).hexdigest()[:12]}"
+    return f"{len(stamps)} pages {hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
 def plan_landing_runs(
@@ -71,8 +71,16 @@ def plan_landing_runs(
 def landing_oai_sensor(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
     zone = corpus.landing_zone
     stamps = []
-    for path in zone.oai_files():
-        st = path.stat()
+    try:
+        paths = zone.oai_files()
+    except OSError as exc:
+        return dg.SensorResult(skip_reason=dg.SkipReason(str(exc)))
+    for path in paths:
+        try:
+            st = path.lstat()
+        except OSError as exc:  # the run's arxiv_metadata_failures will say it too
+            context.log.warning(f"skipping {exc}")
+            continue
         stamps.append((path.name, st.st_size, st.st_mtime_ns))
     cursor = listing_digest(stamps)
     if cursor == context.cursor:

@@ -169,3 +169,20 @@ def test_zero_number_or_version_invalid(raw: str) -> None:
 def test_ids_from_the_future_are_invalid() -> None:
     assert not arxiv_ids.is_valid("9912.12345")  # December 2099
     assert arxiv_ids.is_valid("hep-th/9108001") and arxiv_ids.is_valid("math/0703001")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "2501.9\u0661\u0662\u0663\u0664",  # Arabic-Indic digits
+        "\uff12\uff15\uff10\uff11.00001",  # fullwidth digits
+        "2501.00001v\u0663",  # a non-ASCII version digit
+        "hep-th/99\u096701001",  # Devanagari digit in an old-style id
+    ],
+)
+def test_non_ascii_digits_are_invalid(raw: str) -> None:
+    """Digits in ids are ASCII only (the ids_valid check relies on is_valid)."""
+    assert not arxiv_ids.is_valid(raw)
+    with pytest.raises(InvalidArxivId):
+        arxiv_ids.parse(raw)
+    assert arxiv_ids.find_arxiv_ids(f"see arXiv:{raw} for details") == []

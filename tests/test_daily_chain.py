@@ -96,8 +96,14 @@ def test_sources_assembled_and_parsed(built):
 
 def test_rerun_fetches_nothing_and_gives_the_same_rows(built):
     home, results, again = built
-    pdf = _read(home, "arxiv_sources", "2020-10-03").row(0, named=True)
-    assert pdf["source"] == "known"  # the blob stored by the first run, not read again from the landing zone
+    src = _read(home, "arxiv_sources", "2020-10-03").row(0, named=True)
+    # the row describes the file, not the run: re-running an unchanged day writes the same row
+    assert (src["status"], src["source"]) == ("stored", "landing")
+    sources = again.asset_materializations_for_node("arxiv_sources")[0].metadata["fetch_status"]
+    counts = {r.data["status"]: r.data["count"] for r in sources.value.records}
+    assert counts == {"cached": 1}  # what this run did is the run's metadata
+    known = again.asset_materializations_for_node("arxiv_sources")[0].metadata["fetch_source"]
+    assert {r.data["source"]: r.data["count"] for r in known.value.records} == {"known": 1}
     for asset in ("latex_parses", "arxiv_metadata"):
         assert _read(home, asset, "2020-10-03").height == 1
 

@@ -99,7 +99,7 @@ def test_local_instance_constructs():
     config = dep.instance_config("local")
     with dg.instance_for_test(overrides=config) as instance:
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
-        assert type(instance.run_launcher).__name__ == "DefaultRunLauncher"
+        assert isinstance(instance.run_launcher, dg.DefaultRunLauncher)  # LocalRunLauncher: + health check
         # 4 in the repo file; `make dagster-home` renders it with the machine's cores
         assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 4
         assert instance.run_retries_enabled

@@ -129,7 +129,10 @@ def test_unreadable_page_is_a_failure_row_not_a_crash(tmp_path, shared_landing):
         checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
         assert checks["no_unreadable_records"] is False
     failures = pl.read_parquet(Path(store.home) / METADATA_FAILURES / "date=2007-04-01" / "part-0.parquet")
-    assert failures.height == 1 and "2007-04-01.xml" in failures["reason"][0]
+    page = failures.filter(pl.col("position") == -1)
+    assert page.height == 1 and "2007-04-01.xml" in page["reason"][0]
+    cut = failures.filter(pl.col("position") >= 0)  # the record the cut fell in: its own row
+    assert cut.height == 1 and "cut off" in cut["reason"][0] and cut["identifier"][0].startswith("oai:arXiv")
 
 
 def test_landing_sensor_requests_each_day_once(store, shared_landing):

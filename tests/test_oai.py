@@ -145,7 +145,9 @@ def test_truncated_page_keeps_records_before_the_fault_and_names_the_source(shar
     with pytest.raises(OaiParseError, match="truncated.xml"):
         for item in iter_page(cut, "truncated.xml"):
             seen.append(item)
-    assert len(seen) > 300 and all(isinstance(r, ArxivRecord) for r in seen)
+    assert len(seen) > 300 and all(isinstance(r, ArxivRecord) for r in seen[:-1])
+    assert isinstance(seen[-1], FailedRecord) and "cut off" in seen[-1].reason  # the record the cut fell in
+    assert seen[-1].identifier.startswith("oai:arXiv.org:")
 
 
 def test_garbage_is_a_clear_error():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA, LANDING
+from hostile import minimal_pdf
 from lxml import etree
 from pypdf import PdfReader, PdfWriter
 
@@ -285,3 +286,19 @@ def test_filter_table_shapes():
     ]
     assert sum(r["count"] for r in table) == 6 and table[-1]["share"] == 0.5
     assert [r["count"] for r in filter_table([])] == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("count", [10**20, 2**63, 5000])
+def test_impossible_page_count_is_unreadable_not_a_crash(count):
+    """A page tree claiming more pages than the file has objects: the /Count is a lie
+    (10^20 used to reach the arxiv_pdfs frame and crash the day with a polars ComputeError)."""
+    import polars as pl
+
+    from corpus.stages import PDF_SCHEMA
+
+    probe = probe_pdf(minimal_pdf(count))
+    assert probe.error is not None and "/Count" in probe.error and probe.pages is None
+    row = pdf_row(probe)
+    assert (row["passed"], row["filter_reason"]) == (False, "unreadable")
+    frame = pl.DataFrame([{k: row.get(k) for k in PDF_SCHEMA}], schema=PDF_SCHEMA)
+    assert frame.height == 1

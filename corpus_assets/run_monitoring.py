@@ -1,0 +1,126 @@
+"""Dead runs are failed and their pool slots freed: the local instance's run launcher.
+
+A run whose process is killed (``kill -9``, the OOM killer, a crashed laptop) stays
+STARTED for ever, holding its pool slot (``arxiv_api``, ``grobid``): the next run on
+the instance waits for a slot that never comes back. Dagster's run monitoring (the
+daemon, ``run_monitoring`` in dagster.yaml) fails such a run when the run launcher can
+tell its worker is gone, and the daemon's concurrency loop then frees the slots of
+finished runs (``free_slots_after_run_end_seconds``). Dagster's DefaultRunLauncher
+cannot tell (``supports_check_run_worker_health`` is False); :class:`LocalRunLauncher`
+is that launcher plus a check of the worker process:
+
+* the process Dagster names in the run's "Started process for run (pid: N)" event
+  (runs launched by the daemon or the UI, ``dagster api execute_run``), else
+* the process that executes the run in process (``dagster asset materialize``,
+  ``dagster job execute``, ``execute_in_process``), which records itself in the run's
+  tags when it sets up :class:`resources.store.CorpusStore` (:func:`record_run_worker`).
+
+A worker is gone when no process has its pid, or it is a zombie, or the pid now
+belongs to a process started later (pid reuse: the start time is compared). A worker on
+another host, or a run with no worker recorded, is not judged. Docker and Kubernetes
+launchers check their containers and pods themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+from dagster._core.events import DagsterEventType
+from dagster._core.launcher import CheckRunHealthResult, WorkerStatus
+from dagster._core.storage.dagster_run import DagsterRun
+
+WORKER_TAG = "corpus/run_worker"  # "<pid>@<host>:<start ticks>" of the process executing the run
+_PID_EVENT = re.compile(r"Started process for (?:run|resuming job) \(pid: (\d+)\)")
+
+
+def process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, /proc), "" where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    return fields[19].decode() if len(fields) > 19 else ""  # field 22 of stat(5)
+
+
+def worker_identity(pid: int | None = None) -> str:
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}@{socket.gethostname()}:{process_start(pid)}"
+
+
+def process_alive(pid: int, start: str = "") -> bool:
+    """Whether ``pid`` is a live process (not a zombie) that started at ``start`` (when given)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, owned by someone else
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return True  # no /proc (macOS): kill(0) is all we know
+    if fields and fields[0] in (b"Z", b"X"):
+        return False
+    return not start or (len(fields) > 19 and fields[19].decode() == start)
+
+
+def record_run_worker(instance: dg.DagsterInstance | None, run: DagsterRun | None) -> None:
+    """Tag ``run`` with this process when it executes the run's steps itself (the in-process
+    executor: ``CORPUS_EXECUTOR`` unset or ``inprocess``), so :class:`LocalRunLauncher` can
+    tell when it is gone. Step workers of other executors never tag: their end is not the run's."""
+    from corpus_assets.deployment import executor_kind
+
+    if instance is None or run is None or executor_kind() != "inprocess":
+        return
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:  # a multiprocessing child: a step, not the run
+        return
+    identity = worker_identity()
+    if run.tags.get(WORKER_TAG) != identity:
+        instance.add_run_tags(run.run_id, {WORKER_TAG: identity})
+
+
+def run_worker(instance: dg.DagsterInstance, run: DagsterRun) -> tuple[int, str, str] | None:
+    """``(pid, host, start)`` of the process executing ``run``, or None when none is known."""
+    events = instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)
+    for event in reversed(events):
+        m = _PID_EVENT.search(event.message or "")
+        if m:
+            return int(m.group(1)), socket.gethostname(), ""  # launched beside this daemon
+    fresh = instance.get_run_by_id(run.run_id) or run
+    tag = fresh.tags.get(WORKER_TAG)
+    m = re.fullmatch(r"(\d+)@(.*):(\d*)", tag or "")
+    return (int(m.group(1)), m.group(2), m.group(3)) if m else None
+
+
+class LocalRunLauncher(dg.DefaultRunLauncher):
+    """Dagster's DefaultRunLauncher that also answers run monitoring's health check."""
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Mapping[str, Any]) -> LocalRunLauncher:
+        return cls(inst_data=inst_data)
+
+    @property
+    def supports_check_run_worker_health(self) -> bool:
+        return True
+
+    def check_run_worker_health(self, run: DagsterRun) -> CheckRunHealthResult:
+        worker = run_worker(self._instance, run)
+        if worker is None:
+            return CheckRunHealthResult(WorkerStatus.RUNNING, "no worker process recorded: not judged")
+        pid, host, start = worker
+        if host != socket.gethostname():
+            return CheckRunHealthResult(WorkerStatus.RUNNING, f"worker {pid} runs on {host}: not judged")
+        if process_alive(pid, start):
+            return CheckRunHealthResult(WorkerStatus.RUNNING, f"worker process {pid} is alive")
+        return CheckRunHealthResult(
+            WorkerStatus.FAILED, f"the run's worker process {pid} on {host} is gone (killed or crashed)"
+        )

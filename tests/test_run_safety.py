@@ -1,0 +1,275 @@
+"""Runs that die, runs side by side, runs again: none blocks, breaks or changes another.
+
+* a run killed with -9 during ``arxiv_pdfs`` is failed by Dagster's run monitoring (as
+  configured in dagster.yaml) and its ``arxiv_api`` pool slot freed; the next run on the
+  instance completes without manual clean-up, and the temporary files the killed run
+  left under the data root's scratch area are gone;
+* two processes on one data root never share a scratch path;
+* re-materialising an unchanged day writes the same rows (per-run facts go to metadata).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import dagster as dg
+import polars as pl
+import pytest
+import yaml
+from hostile import page, record
+from http_server import Reply, ScriptedServer
+
+from corpus import scratch
+from corpus.landing import LandingZone
+from corpus.records import records_frame
+from corpus.store import Store
+from corpus_assets.definitions import defs
+from corpus_assets.run_monitoring import WORKER_TAG, LocalRunLauncher, process_alive, worker_identity
+from resources.arxiv import ArxivResource
+from resources.store import CorpusStore
+
+REPO = Path(__file__).resolve().parents[1]
+DAY = "2025-01-15"
+QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+DAGSTER = str(Path(sys.executable).with_name("dagster"))
+
+
+def _wait(condition, timeout_s: float, what: str, step_s: float = 0.5):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+# ------------------------------------------------------------------------- kill -9
+
+
+@pytest.mark.slow
+def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path):
+    from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
+    from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
+
+    home, landing, dagster_home = tmp_path / "data", tmp_path / "landing", tmp_path / "dagster_home"
+    (landing / "oai").mkdir(parents=True)
+    dagster_home.mkdir()
+    ids = [f"2501.{i:05d}" for i in range(1, 13)]
+    (landing / "oai" / f"{DAY}.xml").write_text(page([record(i) for i in ids]))
+    config = yaml.safe_load((REPO / "dagster.yaml").read_text())  # the instance users get ...
+    config["run_monitoring"]["free_slots_after_run_end_seconds"] = 1  # ... with a 1 s wait, for the test
+    (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    found = LandingZone(landing).read_days([DAY])
+    Store(home).write_partition("arxiv_metadata", DAY, records_frame(found.records[DAY]))
+
+    instance = dg.DagsterInstance.from_config(str(dagster_home))
+    assert isinstance(instance.run_launcher, LocalRunLauncher)
+    assert (
+        instance.run_monitoring_enabled
+        and instance.run_monitoring_settings["free_slots_after_run_end_seconds"]
+    )
+    instance.get_runs()  # storage initialised before the CLI opens it
+    command = [DAGSTER, "asset", "materialize", "-m", "corpus_assets.definitions"]
+    command += ["--select", "arxiv_pdfs", "--partition", DAY]
+    env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "CORPUS_HOME": str(home)}
+    env.update(CORPUS_LANDING=str(landing), CORPUS_EXECUTOR="inprocess", CORPUS_DEPLOYMENT="local")
+    log = tmp_path / "killed_run.log"
+    with ScriptedServer(max_lifetime_s=240) as server, open(log, "w") as out:
+        for i in ids:  # arXiv answers slowly: the step is surely mid-way when it is killed
+            server.script(f"/pdf/{i}", Reply(404, delay_s=5))
+        env.update(CORPUS_SOURCE="arxiv", CORPUS_ARXIV_URL=server.url("").rstrip("/"))
+        run_process = subprocess.Popen(
+            command, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+
+            def fetching():
+                info = instance.event_log_storage.get_concurrency_info("arxiv_api")
+                return server.requests and info.claimed_slots
+
+            _wait(fetching, 180, "arxiv_pdfs to hold the arxiv_api slot and fetch")
+        finally:
+            os.killpg(run_process.pid, signal.SIGKILL)  # the run and its Pipes worker: kill -9
+            run_process.wait(timeout=30)
+
+    (run,) = instance.get_runs()
+    assert run.status == dg.DagsterRunStatus.STARTED  # what the issue saw: started for ever ...
+    assert instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots  # ... holding the slot
+    leftovers = sorted((home / "scratch").iterdir())
+    killed_scratch = [p for p in leftovers if f"-{os.getpid()}-" not in p.name]
+    assert killed_scratch, leftovers  # the killed Pipes worker's temporary files
+
+    # the daemon's two loops, as they run every poll_interval_seconds
+    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
+    logger = logging.getLogger("run_monitoring_test")
+    list(execute_run_monitoring_iteration(daemon, logger))
+    run = instance.get_run_by_id(run.run_id)
+    assert run.status == dg.DagsterRunStatus.FAILURE
+    time.sleep(1.5)  # free_slots_after_run_end_seconds
+    list(execute_concurrency_slots_iteration(daemon, logger))
+    assert not instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots
+
+    # the next run on the same instance: no manual clean-up
+    env["CORPUS_SOURCE"] = "landing"
+    again = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    statuses = sorted(r.status.value for r in instance.get_runs())
+    assert statuses == ["FAILURE", "SUCCESS"]
+    rows = Store(home).read_partition("arxiv_pdfs", DAY)
+    assert rows.height == len(ids) and set(rows["status"]) == {"missing"}
+    assert not any(p.exists() for p in killed_scratch)  # swept by the next run
+    instance.dispose()
+
+
+def test_launcher_judges_the_recorded_worker(tmp_path):
+    """The pid Dagster logs for a launched run, or the tag an in-process run sets: a dead one fails."""
+    with dg.instance_for_test(
+        overrides={"run_launcher": {"module": "corpus_assets.run_monitoring", "class": "LocalRunLauncher"}}
+    ) as instance:
+        launcher = instance.run_launcher
+        assert launcher.supports_check_run_worker_health
+        job = defs.resolve_job_def("arxiv_metadata_job")
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        alive = instance.create_run_for_job(job, tags={WORKER_TAG: worker_identity()})
+        assert launcher.check_run_worker_health(alive).status.value == "RUNNING"
+        gone = instance.create_run_for_job(job, tags={WORKER_TAG: f"{dead.pid}@{os.uname().nodename}:1"})
+        assert launcher.check_run_worker_health(gone).status.value == "FAILED"
+        launched = instance.create_run_for_job(job)
+        instance.report_engine_event(f"Started process for run (pid: {dead.pid}).", launched)
+        assert launcher.check_run_worker_health(launched).status.value == "FAILED"
+        unknown = instance.create_run_for_job(job)
+        assert launcher.check_run_worker_health(unknown).status.value == "RUNNING"  # not judged
+        elsewhere = instance.create_run_for_job(job, tags={WORKER_TAG: f"{dead.pid}@other-host:1"})
+        assert launcher.check_run_worker_health(elsewhere).status.value == "RUNNING"
+    assert process_alive(os.getpid()) and not process_alive(dead.pid)
+    assert not process_alive(os.getpid(), start="1")  # same pid, another start time: reused
+
+
+# ------------------------------------------------------------------------- scratch per process
+
+
+def test_scratch_is_per_process_and_a_dead_process_leaves_nothing(tmp_path):
+    home = tmp_path / "data"
+    code = (
+        "import sys, time; from corpus.scratch import process_scratch; "
+        "d = process_scratch(sys.argv[1]); (d / 'half.tmp').write_bytes(b'x' * 1000); "
+        "print(d, flush=True); time.sleep(60)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(home)], stdout=subprocess.PIPE, text=True)
+    theirs = Path(child.stdout.readline().strip())
+    mine = scratch.process_scratch(home)
+    assert mine != theirs and mine.parent == theirs.parent == home / "scratch"
+    assert scratch.sweep(home) == [] and theirs.exists()  # alive: left alone
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert scratch.sweep(home) == [theirs] and not theirs.exists()  # dead: removed
+    assert mine.exists()
+    scratch.release(home)
+    assert not mine.exists()
+
+
+def test_partition_and_blob_temp_files_live_in_scratch(tmp_path, monkeypatch):
+    """What a killed write leaves is under scratch/, never beside the data."""
+    import corpus.store as store_mod
+
+    home = tmp_path / "data"
+    store = Store(home)
+    seen = []
+    real_swap = store_mod.swap_dir
+
+    def spy(staging, final):
+        seen.append(staging)
+        return real_swap(staging, final)
+
+    monkeypatch.setattr(store_mod, "swap_dir", spy)
+    store.write_partition("x", DAY, pl.DataFrame({"a": [1]}))
+    store.write_partition("x", DAY, pl.DataFrame({"a": [2]}))  # the old one goes aside in scratch too
+    assert all(scratch.scratch_root(home) in s.parents for s in seen)
+    assert [p.name for p in (home / "x").iterdir()] == [f"date={DAY}"]
+    ref = store_mod.BlobStore(home / "blobs").put_bytes("pdf", b"%PDF-1.4")
+    assert [p for p in (home / "blobs").rglob("*") if p.is_file()] == [ref.path]
+
+
+def _sources_day(home: Path, landing: Path) -> subprocess.Popen:
+    code = (
+        "import sys; from corpus.stages import arxiv_sources_day, FetchSettings; "
+        "print(arxiv_sources_day(sys.argv[1], sys.argv[2], sys.argv[3], FetchSettings()))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(home), str(landing), DAY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_two_runs_of_one_day_on_one_data_root(tmp_path, shared_landing):
+    """Two processes unpacking the same day's e-prints at once (two instances, a CLI run
+    beside ``dagster dev``): each has its own scratch, both succeed with the same rows."""
+    home, landing = tmp_path / "data", tmp_path / "landing"
+    (landing / "oai").mkdir(parents=True)
+    (landing / "src").mkdir()
+    real = (shared_landing / "src" / "2004.14974.tar.gz").read_bytes()
+    ids = [f"2501.{i:05d}" for i in range(1, 41)]
+    for i in ids:
+        (landing / "src" / f"{i}.tar.gz").write_bytes(real)
+    (landing / "oai" / f"{DAY}.xml").write_text(page([record(i) for i in ids]))
+    Store(home).write_partition(
+        "arxiv_metadata", DAY, records_frame(LandingZone(landing).read_days([DAY]).records[DAY])
+    )
+    first, second = _sources_day(home, landing), _sources_day(home, landing)
+    outs = [p.communicate(timeout=600) for p in (first, second)]
+    assert first.returncode == second.returncode == 0, [o[1][-2000:] for o in outs]
+    rows = Store(home).read_partition("arxiv_sources", DAY)
+    assert rows.height == 40 and rows["failure"].null_count() == 40 and rows["main"].n_unique() == 1
+    assert not [p for p in (home / "scratch").rglob("*") if p.name != ".lock" and p.is_file()]
+
+
+# ------------------------------------------------------------------------- re-runs write the same rows
+
+
+DAYS = ["2023-08-02", "2020-10-03"]  # a PDF with landing TEI; a LaTeX source
+
+
+def _partitions(home: Path) -> dict[tuple[str, str], pl.DataFrame]:
+    return {
+        (p.parent.name, p.name): pl.read_parquet(p / "part-0.parquet") for p in sorted(home.glob("*/date=*"))
+    }
+
+
+@pytest.mark.slow
+def test_rematerialising_an_unchanged_day_writes_the_same_rows(tmp_path, shared_landing):
+    home = tmp_path / "data"
+    resources = {
+        **defs.resources,
+        "corpus": CorpusStore(home=str(home), landing=str(shared_landing)),
+        "arxiv": ArxivResource(source="landing"),
+    }
+    daily = [a for a in defs.assets if a.partitions_def is not None]
+    snapshots = []
+    with dg.instance_for_test() as instance:
+        for _ in range(2):
+            for day in DAYS:
+                result = dg.materialize(
+                    daily, partition_key=day, resources=resources, instance=instance, run_config=QUIET
+                )
+                assert result.success
+            snapshots.append(_partitions(home))
+    first, second = snapshots
+    assert set(first) == set(second) and len(first) >= 2 * 9
+    changed = [key for key in first if not first[key].equals(second[key])]
+    assert not changed, changed
+    pdf = first[("arxiv_pdfs", "date=2023-08-02")].row(0, named=True)
+    assert (pdf["status"], pdf["source"]) == ("stored", "landing")
+    tei = first[("grobid_tei", "date=2023-08-02")].row(0, named=True)
+    assert (tei["status"], tei["source"]) == ("cached", "landing")
