@@ -178,6 +178,11 @@ class BlobRef:
     md5: str
     size: int
     path: Path
+    new: bool = False  # this call stored it (it was not in the store before)
+
+
+class BlobMismatch(ValueError):
+    """The bytes did not have the MD5 the caller expected: nothing was stored."""
 
 
 class BlobStore:
@@ -202,30 +207,38 @@ class BlobStore:
 
     def put_file(self, kind: str, src: Path, chunk: int = 1 << 20) -> BlobRef:
         """Hash and copy ``src`` in one streaming pass."""
+        with open(src, "rb") as fin:
+            return self.put_chunks(kind, iter(lambda: fin.read(chunk), b""))
+
+    def put_chunks(self, kind: str, chunks: Iterable[bytes], expect_md5: str | None = None) -> BlobRef:
+        """Hash and store a stream of byte chunks; with ``expect_md5``, a stream whose MD5
+        differs raises :class:`BlobMismatch` and stores nothing."""
         sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
-        self.root.mkdir(parents=True, exist_ok=True)
         (self.root / kind).mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.root / kind, prefix=".incoming-")
         try:
-            with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
-                while block := fin.read(chunk):
+            with os.fdopen(fd, "wb") as fout:
+                for block in chunks:
                     sha.update(block)
                     md5.update(block)
                     size += len(block)
                     fout.write(block)
+                if expect_md5 is not None and md5.hexdigest() != expect_md5:
+                    raise BlobMismatch(f"MD5 {md5.hexdigest()} where {expect_md5} was expected")
                 fout.flush()
                 os.fsync(fout.fileno())
             dest = self.path(kind, sha.hexdigest())
-            if dest.exists():
-                os.unlink(tmp)
-            else:
+            new = not dest.exists()
+            if new:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp, dest)
+            else:
+                os.unlink(tmp)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        return BlobRef(sha.hexdigest(), md5.hexdigest(), size, dest)
+        return BlobRef(sha.hexdigest(), md5.hexdigest(), size, dest, new)
 
     def read(self, kind: str, sha256: str) -> bytes:
         return self.path(kind, sha256).read_bytes()
