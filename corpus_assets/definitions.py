@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from corpus_assets import citeworth, files, graph, ingest, papers, parse, pes2o
+from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.deployment import build_pipes_resource, executor_def
 from corpus_assets.jobs import all_jobs
 from resources.arxiv import ArxivResource
@@ -25,9 +25,9 @@ def build_resources() -> dict:
 
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth]),
+    assets=dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth, bulk]),
     asset_checks=dg.load_asset_checks_from_modules([citeworth]),
-    jobs=all_jobs,
+    jobs=[*all_jobs, bulk.bulk_index_job],
     sensors=[landing_oai_sensor, arxiv_endpoint_sensor],
     resources=build_resources(),
     executor=executor_def(),  # in process by default; CORPUS_EXECUTOR=celery|k8s for steps across machines

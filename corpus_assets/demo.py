@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no landing zone at {landing} (expected {landing}/oai/*.xml)", file=sys.stderr)
         return 2
     days = _prepare_env(landing)
+    if os.environ.get("CORPUS_SOURCE") == "bulk":  # files from a bulk root; the demo never goes online
+        os.environ.setdefault("CORPUS_BULK_FALLBACK", "none")
 
     import dagster as dg
 
@@ -55,6 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     instance = dg.DagsterInstance.get()
     started = time.perf_counter()
     failed = []
+    if os.environ.get("CORPUS_SOURCE") == "bulk":  # the files come from the bulk root: index it first
+        result = defs.resolve_job_def("corpus_bulk_index").execute_in_process(
+            instance=instance, raise_on_error=False, run_config=QUIET
+        )
+        print(f"  bulk index: {'ok' if result.success else 'FAILED'} (run {result.run_id[:8]})", flush=True)
+        if not result.success:
+            failed.append("corpus_bulk_index")
     for day in days:
         result = job.execute_in_process(
             partition_key=day, instance=instance, raise_on_error=False, run_config=QUIET

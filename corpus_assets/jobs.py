@@ -19,7 +19,7 @@ retry = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
 
 corpus_daily = dg.define_asset_job(
     DAILY_JOB,
-    selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*UNPARTITIONED_ASSETS),
+    selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*UNPARTITIONED_ASSETS, "arxiv_bulk_index"),
     op_retry_policy=retry,
     description="Every daily asset for the partitions requested (one day, or a range in a backfill).",
 )
