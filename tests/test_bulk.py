@@ -560,3 +560,91 @@ def test_kaggle_layout_reads_one_pdf_per_version(sample, tmp_path):
         assert got.sha256 == sha and got.source == "bulk"
         assert got.reason == f"mirror holds v{version}, the latest is v{version + 1}"
     assert reader.fetch(ids[0][0], "eprint", blobs) == (None, "the Kaggle mirror holds PDFs only")
+
+
+# ---------------------------------------------------------------- real files, Dagster, fallback
+
+
+def test_real_landing_zone_files_read_the_same_from_a_bulk_root(shared_landing, shared_data, tmp_path):
+    """The real PDFs and e-prints of ../shared/landing (and the real gzipped-tar e-print of
+    arXiv:1911.02782) packed in arXiv's layout: every day's rows as from the landing zone."""
+    landing = tmp_path / "landing"
+    for sub in ("oai", "pdf", "src", "tei"):
+        shutil.copytree(shared_landing / sub, landing / sub)
+    shutil.copy(shared_data / "latex_sources/s2orc-doc2json/1911.02782.gz", landing / "src/1911.02782.gz")
+    bulk = tmp_path / "bulk"
+    summary = write_bulk_root(landing, bulk)
+    assert summary["members"] == len(list((landing / "pdf").glob("*.pdf"))) + 3
+    home_l, home_b = tmp_path / "home_l", tmp_path / "home_b"
+    metadata_home(landing, home_l)
+    metadata_home(landing, home_b)
+    from_landing = _day_rows(landing, home_l, FetchSettings(mode="landing"))
+    only_oai = tmp_path / "only_oai"
+    shutil.copytree(landing / "oai", only_oai / "oai")
+    assert update_index(BulkRoot.open(str(bulk)), home_b, workers=1)["status"] == {"ok": summary["tars"]}
+    from_bulk = _day_rows(only_oai, home_b, FetchSettings(mode="bulk", bulk=str(bulk), bulk_fallback="none"))
+    for key, frame in from_landing.items():
+        assert frame.equals(from_bulk[key]), key
+    sources = pl.concat(f for k, f in from_bulk.items() if k.startswith("arxiv_sources"))
+    assert sources.filter(pl.col("main").is_not_null()).height >= 2  # real LaTeX assembled from the tars
+
+
+def test_bulk_index_asset_materialises_incrementally(sample, tmp_path):
+    import dagster as dg
+
+    from corpus_assets.bulk import arxiv_bulk_index
+    from corpus_assets.definitions import defs
+    from resources.arxiv import ArxivResource
+    from resources.store import CorpusStore
+
+    assert "arxiv_bulk_index" not in {
+        k.path[-1] for k in defs.resolve_job_def("corpus_daily").asset_layer.executable_asset_keys
+    }
+    assert defs.resolve_job_def("corpus_bulk_index") is not None
+    landing, bulk, _ = sample
+    resources = {
+        "corpus": CorpusStore(home=str(tmp_path / "data"), landing=str(landing)),
+        "arxiv": ArxivResource(source="bulk", bulk=str(bulk)),
+    }
+    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    with dg.instance_for_test() as instance:
+        first = dg.materialize([arxiv_bulk_index], resources=resources, instance=instance, run_config=quiet)
+        meta = first.asset_materializations_for_node("arxiv_bulk_index")[0].metadata
+        assert meta["indexed_now"].value == meta["tars"].value > 0
+        assert all(c.passed for c in first.get_asset_check_evaluations())
+        again = dg.materialize([arxiv_bulk_index], resources=resources, instance=instance, run_config=quiet)
+        assert again.asset_materializations_for_node("arxiv_bulk_index")[0].metadata["indexed_now"].value == 0
+        unset = {**resources, "arxiv": ArxivResource(source="bulk")}
+        failed = dg.materialize(
+            [arxiv_bulk_index], resources=unset, instance=instance, run_config=quiet, raise_on_error=False
+        )
+        assert not failed.success
+
+
+def test_what_the_bulk_data_lacks_is_fetched_politely(sample, tmp_path):
+    from http_server import Reply, ScriptedServer
+
+    from corpus.fetch import Fetcher
+    from corpus.http import PoliteClient, RetryPolicy
+
+    _, bulk, _ = sample
+    home = tmp_path / "home"
+    update_index(BulkRoot.open(str(bulk)), home, workers=1)
+    reader = BulkReader(BulkRoot.open(str(bulk)), home)
+    pdf = b"%PDF-1.4\n% fetched from arXiv\n%%EOF\n"
+    with ScriptedServer() as srv:
+        srv.script("/pdf/0704.9990", Reply(200, body=pdf, headers={"Content-Type": "application/pdf"}))
+        client = PoliteClient(
+            min_interval_s=0,
+            timeout_s=5,
+            retry=RetryPolicy(max_retries=1, backoff_base_s=0.01),
+            sleep=lambda _s: None,
+        )
+        with Fetcher(
+            BlobStore(home / "blobs"), tmp_path / "landing", mode="bulk", bulk=reader, client=client,
+            base_url=srv.url(""),
+        ) as fetcher:  # fmt: skip
+            got = fetcher.fetch("0704.9990", "pdf")
+        assert srv.hits("/pdf/0704.9990") == 1
+    assert got.status == "stored" and got.source == "arxiv" and got.reason == "not in the bulk data (pdf)"
+    assert (tmp_path / "landing/pdf/0704.9990.pdf").read_bytes() == pdf  # saved first, as in arxiv mode
