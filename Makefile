@@ -5,11 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-export CORPUS_HOME ?= $(CURDIR)/data
+# CORPUS_SOURCE=bulk: PDFs and e-prints come from a bulk root in arXiv's layout (CORPUS_BULK); the
+# demo then keeps its own landing zone (oai/ and tei/ only) and data root beside the landing demo's.
+BULK_DEMO := $(filter bulk,$(CORPUS_SOURCE))
+export CORPUS_HOME ?= $(CURDIR)/$(if $(BULK_DEMO),data-bulk,data)
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export GROBID_URL ?= http://localhost:8070
 # The demo's landing zone: CORPUS_LANDING when set, else one generated into ./landing.
-DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/landing)
+DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_DEMO),landing-bulk,landing))
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
@@ -31,11 +34,19 @@ dagster-home:
 	  && rm $(DAGSTER_HOME)/.dagster.yaml.new || mv $(DAGSTER_HOME)/.dagster.yaml.new $(DAGSTER_HOME)/dagster.yaml
 
 # A small synthetic landing zone made by the project's own generator (only when CORPUS_LANDING is unset).
+# With CORPUS_SOURCE=bulk and a local CORPUS_BULK without manifests, the same papers are written as a
+# bulk root there (tars + manifests) and the landing zone keeps only oai/ and tei/.
 sample: venv
+	@if [ -n "$(BULK_DEMO)" ] && [ -z "$(CORPUS_BULK)" ]; then \
+	  echo "CORPUS_SOURCE=bulk needs CORPUS_BULK (a directory, s3:// or gs:// URL)" >&2; exit 2; \
+	fi
 	@if [ -z "$(CORPUS_LANDING)" ] && [ ! -f "$(DEMO_LANDING)/sample_manifest.jsonl" ]; then \
+	  bulk=""; \
+	  if [ -n "$(BULK_DEMO)" ] && [[ "$(CORPUS_BULK)" != *://* ]] && [ ! -e "$(CORPUS_BULK)/pdf/arXiv_pdf_manifest.xml" ]; then \
+	    bulk="--bulk $(CORPUS_BULK)"; echo "and a bulk root in arXiv's layout in $(CORPUS_BULK)"; fi; \
 	  echo "generating a synthetic landing zone (metadata, PDFs, TEI, LaTeX) in $(DEMO_LANDING)"; \
 	  $(BIN)/python -m corpus.sample --out "$(DEMO_LANDING)" --records $(DEMO_RECORDS) --days $(DEMO_DAYS) \
-	    --seed 7 --full-text; \
+	    --seed 7 --full-text $$bulk; \
 	fi
 
 demo: venv dagster-home sample

@@ -12,7 +12,11 @@ looks, in this order, at:
    an earlier download), read under :mod:`corpus.landing_files`' rules: a link
    out of the landing zone, a FIFO, a directory or a file over the size cap is
    ``failed`` with the reason, and nothing of it is read or copied;
-3. only in mode ``arxiv``: ``<base_url>/pdf/<id>`` or ``<base_url>/e-print/<id>``
+3. only in mode ``bulk``: arXiv's bulk tars, through ``bulk`` (a
+   :class:`corpus.bulk_fetch.BulkReader`): the paper's latest version read by offset;
+   what the bulk data does not hold (yet), or holds only in an older version, goes on
+   to step 4 when ``bulk_fallback`` is on, else it is ``missing``;
+4. only in mode ``arxiv`` (or ``bulk`` with ``bulk_fallback``): ``<base_url>/pdf/<id>`` or ``<base_url>/e-print/<id>``
    (latest version) through :class:`~corpus.http.PoliteClient`. The body lands
    in the process's scratch directory (:mod:`corpus.scratch`; cleaned by the next
    run if this one is killed), is checked (a PDF must start with ``%PDF-``; an
@@ -48,7 +52,7 @@ from corpus.store import BlobStore
 
 ARXIV_BASE_URL = "https://arxiv.org"
 KINDS = ("pdf", "eprint")
-MODES = ("landing", "arxiv")
+MODES = ("landing", "arxiv", "bulk")
 STORED, CACHED, MISSING, FAILED = "stored", "cached", "missing", "failed"
 EPRINT_SUFFIXES = (".tar.gz", ".gz", ".tar", ".pdf", ".ps", ".tex")  # landing/src lookup order
 _URL_PATH = {"pdf": "pdf", "eprint": "e-print"}
@@ -70,7 +74,7 @@ class FetchResult(BaseModel):
     sha256: str | None = None
     md5: str | None = None
     bytes: int | None = None
-    source: Literal["known", "landing", "arxiv"] | None = None
+    source: Literal["known", "landing", "bulk", "arxiv"] | None = None
     reason: str | None = None
     http_status: int | None = None
 
@@ -130,8 +134,10 @@ class Fetcher:
         self,
         blobs: BlobStore,
         landing: Path,
-        mode: Literal["landing", "arxiv"] = "landing",
+        mode: Literal["landing", "arxiv", "bulk"] = "landing",
         *,
+        bulk=None,
+        bulk_fallback: bool = True,
         client: PoliteClient | None = None,
         base_url: str = ARXIV_BASE_URL,
         known: Mapping[str, str | tuple[str, str]] | None = None,
@@ -142,6 +148,10 @@ class Fetcher:
         self.landing = Path(landing)
         self.reader = LandingReader(self.landing)
         self.mode = mode
+        if mode == "bulk" and bulk is None:
+            raise ValueError("mode 'bulk' needs a bulk reader (corpus.bulk_fetch.BulkReader)")
+        self.bulk = bulk
+        self.bulk_fallback = bulk_fallback
         self.base_url = base_url.rstrip("/")
         self._client = client
         self._own_client = False
@@ -165,6 +175,8 @@ class Fetcher:
         if self._own_client and self._client is not None:
             self._client.close()
             self._client = None
+        if self.bulk is not None:
+            self.bulk.close()
 
     def __enter__(self) -> Fetcher:
         return self
@@ -188,8 +200,9 @@ class Fetcher:
         return f"{self.base_url}/{_URL_PATH[kind]}/{arxiv_id}"
 
     # -- fetching --------------------------------------------------------------------------
-    def fetch(self, paper_id: str, kind: Kind) -> FetchResult:
-        """Bring one paper's file into the store; every outcome is a row."""
+    def fetch(self, paper_id: str, kind: Kind, version: int | None = None) -> FetchResult:
+        """Bring one paper's file into the store; every outcome is a row. ``version``: the
+        latest version the metadata names (bulk mode prefers no older copy)."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         aid = arxiv_ids.try_normalize(paper_id)
@@ -202,9 +215,20 @@ class Fetcher:
             local = self.landing_file(aid, kind)
             if local is not None:
                 return self._store(aid, kind, local, source="landing")
-            if self.mode == "landing":
-                return FetchResult(id=aid, kind=kind, status=MISSING, reason="not in the landing zone")
-            return self._download(aid, kind)
+            note = None
+            if self.mode == "bulk":
+                hit, note = self.bulk.fetch(aid, kind, self.blobs, version, fallback=self.bulk_fallback)
+                if hit is not None:
+                    return hit
+            if self.mode == "landing" or (self.mode == "bulk" and not self.bulk_fallback):
+                reason = "not in the landing zone" + (f"; {note}" if note else "")
+                return FetchResult(id=aid, kind=kind, status=MISSING, reason=reason)
+            got = self._download(aid, kind)
+            return (
+                got.model_copy(update={"reason": f"{got.reason}; {note}" if got.reason else note})
+                if note
+                else got
+            )
         except LandingRefused as exc:
             return FetchResult(id=aid, kind=kind, status=FAILED, reason=str(exc))
         except OSError as exc:

@@ -1089,15 +1089,36 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also write pdf/, tei/, src/ files and sample_manifest.jsonl (every asset of the demo gets rows)",
     )
+    p.add_argument(
+        "--bulk",
+        type=Path,
+        default=None,
+        help="with --full-text: pack the PDFs and e-prints into a bulk root DIR in arXiv's layout "
+        "(pdf/ and src/ tars + manifests) instead of leaving them in the landing zone",
+    )
     args = p.parse_args(argv)
+    if args.bulk and not args.full_text:
+        p.error("--bulk needs --full-text (it packs the full-text files)")
     try:
         start = dt.date.fromisoformat(args.start)
     except ValueError:
         p.error(f"--start must be YYYY-MM-DD, got {args.start!r}")
+    versions: dict[str, int] = {}
+
+    def remember(rec: ArxivRecord) -> None:
+        versions[rec.id] = max(versions.get(rec.id, 0), rec.version or 1)
+
     summary = generate_landing(
-        args.out, args.records, args.days, start, args.seed, args.page_size, full_text=args.full_text
-    )
-    print(json.dumps(summary.as_dict()), file=sys.stdout)
+        args.out, args.records, args.days, start, args.seed, args.page_size,
+        also=[remember] if args.bulk else [], full_text=args.full_text,
+    )  # fmt: skip
+    result = summary.as_dict()
+    if args.bulk:
+        from corpus.bulk_sample import move_files_out, write_bulk_root
+
+        result["bulk"] = {"root": str(args.bulk), **write_bulk_root(args.out, args.bulk, versions)}
+        move_files_out(args.out)
+    print(json.dumps(result), file=sys.stdout)
     return 0
 
 

@@ -27,16 +27,21 @@ from corpus.store import BlobStore, Store
 
 @dataclass(frozen=True)
 class FetchSettings:
-    """How files are fetched: from the landing zone only, or from arXiv (politely)."""
+    """How files are fetched: from the landing zone only, from arXiv (politely), or from
+    arXiv's bulk archives (``bulk``: the root ``bulk``, falling back to arXiv for what it
+    does not hold when ``bulk_fallback`` is ``arxiv``)."""
 
-    mode: str = "landing"  # landing | arxiv
+    mode: str = "landing"  # landing | arxiv | bulk
+    bulk: str = ""  # bulk root: a directory, s3:// or gs:// URL (CORPUS_BULK)
+    bulk_fallback: str = "arxiv"  # arxiv | none
+    bulk_layout: str = "tars"  # tars (s3://arxiv) | kaggle (gs://arxiv-dataset/arxiv, PDFs only)
     web_url: str = "https://arxiv.org"
     min_interval_s: float = 3.0
     timeout_s: float = 120.0
     max_retries: int = 5
 
     def client(self, log=None) -> PoliteClient | None:
-        if self.mode != "arxiv":
+        if self.mode != "arxiv" and not (self.mode == "bulk" and self.bulk_fallback == "arxiv"):
             return None
         return PoliteClient(
             min_interval_s=self.min_interval_s,
@@ -45,12 +50,23 @@ class FetchSettings:
             log=log,
         )
 
+    def fetcher_options(self, home: str | Path) -> dict:
+        """Fetcher keyword arguments for the bulk mode (none for the others)."""
+        if self.mode != "bulk":
+            return {}
+        from corpus.bulk_fetch import BulkReader
+
+        if not self.bulk:
+            raise ValueError("CORPUS_SOURCE=bulk needs CORPUS_BULK: a directory, s3:// or gs:// URL")
+        reader = BulkReader.open(self.bulk, home, layout=self.bulk_layout)
+        return {"bulk": reader, "bulk_fallback": self.bulk_fallback == "arxiv"}
+
 
 PDF_SCHEMA = {
     "id": pl.Utf8,
     "version": pl.Int64,
     "status": pl.Utf8,  # stored (the blob is in the store) | missing | failed (fetch)
-    "source": pl.Utf8,  # landing | arxiv: where the blob came from (this run's facts: its metadata)
+    "source": pl.Utf8,  # landing | bulk | arxiv: where the blob came from (this run's facts: its metadata)
     "sha256": pl.Utf8,
     "md5": pl.Utf8,
     "bytes": pl.Int64,
@@ -144,10 +160,10 @@ def arxiv_pdfs_day(
     previous = previous_rows(store, "arxiv_pdfs", day)
     with Fetcher(
         blobs, Path(landing), mode=fetch.mode, client=client, base_url=fetch.web_url,
-        known=known_blobs(store, "arxiv_pdfs", day),
+        known=known_blobs(store, "arxiv_pdfs", day), **fetch.fetcher_options(home),
     ) as fetcher:  # fmt: skip
         for paper_id, version in papers_of_day(store, day):
-            fetched = fetcher.fetch(paper_id, "pdf")
+            fetched = fetcher.fetch(paper_id, "pdf", version)
             sources[fetched.source or "none"] += 1
             row = fetch_columns(paper_id, version, fetched, previous.get(paper_id))
             if not fetched.sha256:
@@ -315,10 +331,10 @@ def arxiv_sources_day(
     previous = previous_rows(store, "arxiv_sources", day)
     with Fetcher(
         blobs, Path(landing), mode=fetch.mode, client=fetch.client(log), base_url=fetch.web_url,
-        known=known_blobs(store, "arxiv_sources", day),
+        known=known_blobs(store, "arxiv_sources", day), **fetch.fetcher_options(home),
     ) as fetcher:  # fmt: skip
         for paper_id, version in papers_of_day(store, day):
-            fetched = fetcher.fetch(paper_id, "eprint")
+            fetched = fetcher.fetch(paper_id, "eprint", version)
             status[fetched.status] += 1
             sources[fetched.source or "none"] += 1
             columns = fetch_columns(paper_id, version, fetched, previous.get(paper_id))

@@ -266,6 +266,11 @@ class BlobRef:
     md5: str
     size: int
     path: Path
+    new: bool = False  # this call stored it (it was not in the store before)
+
+
+class BlobMismatch(ValueError):
+    """The bytes did not have the MD5 the caller expected: nothing was stored."""
 
 
 class BlobStore:
@@ -296,29 +301,38 @@ class BlobStore:
 
     def put_file(self, kind: str, src: Path | BinaryIO, chunk: int = 1 << 20) -> BlobRef:
         """Hash and copy ``src`` (a path, or a file opened for reading) in one streaming pass."""
+        opened = open(src, "rb") if isinstance(src, str | os.PathLike) else contextlib.nullcontext(src)  # noqa: SIM115
+        with opened as fin:
+            return self.put_chunks(kind, iter(lambda: fin.read(chunk), b""))
+
+    def put_chunks(self, kind: str, chunks: Iterable[bytes], expect_md5: str | None = None) -> BlobRef:
+        """Hash and store a stream of byte chunks; with ``expect_md5``, a stream whose MD5
+        differs raises :class:`BlobMismatch` and stores nothing."""
         sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
         fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(kind), prefix=f".incoming-{kind}-")
         try:
-            opened = open(src, "rb") if isinstance(src, str | os.PathLike) else contextlib.nullcontext(src)  # noqa: SIM115
-            with opened as fin, os.fdopen(fd, "wb") as fout:
-                while block := fin.read(chunk):
+            with os.fdopen(fd, "wb") as fout:
+                for block in chunks:
                     sha.update(block)
                     md5.update(block)
                     size += len(block)
                     fout.write(block)
+                if expect_md5 is not None and md5.hexdigest() != expect_md5:
+                    raise BlobMismatch(f"MD5 {md5.hexdigest()} where {expect_md5} was expected")
                 fout.flush()
                 os.fsync(fout.fileno())
             dest = self.path(kind, sha.hexdigest())
-            if dest.exists():
-                os.unlink(tmp)
-            else:
+            new = not dest.exists()
+            if new:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp, dest)
+            else:
+                os.unlink(tmp)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        return BlobRef(sha.hexdigest(), md5.hexdigest(), size, dest)
+        return BlobRef(sha.hexdigest(), md5.hexdigest(), size, dest, new)
 
     def read(self, kind: str, sha256: str) -> bytes:
         return self.path(kind, sha256).read_bytes()

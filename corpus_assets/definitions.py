@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from corpus_assets import citeworth, files, graph, ingest, papers, parse, pes2o
+from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.deployment import build_pipes_resource, executor_def
 from corpus_assets.freshness import up_to_date_check
 from corpus_assets.jobs import (
@@ -48,7 +48,7 @@ def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
 assets = dg.with_source_code_references(
     dg.map_asset_specs(
         with_automation,
-        dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth]),
+        dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth, bulk]),
     )
 )
 
@@ -66,7 +66,7 @@ def cross_day_checks(assets_defs) -> list[dg.AssetChecksDefinition]:
 defs = dg.Definitions(
     assets=assets,
     asset_checks=[*dg.load_asset_checks_from_modules([citeworth]), *cross_day_checks(assets)],
-    jobs=all_jobs,
+    jobs=[*all_jobs, bulk.bulk_index_job],
     sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor],
     resources=build_resources(),
     executor=executor_def(),  # in process by default; CORPUS_EXECUTOR=celery|k8s for steps across machines

@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no landing zone at {landing} (expected {landing}/oai/*.xml)", file=sys.stderr)
         return 2
     days = _prepare_env(landing)
+    if os.environ.get("CORPUS_SOURCE") == "bulk":  # files from a bulk root; the demo never goes online
+        os.environ.setdefault("CORPUS_BULK_FALLBACK", "none")
 
     import dagster as dg
 
@@ -55,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     failed = []
     try:
+        if os.environ.get("CORPUS_SOURCE") == "bulk":  # the files come from the bulk root: index it first
+            run = launcher.run("corpus_bulk_index", run_config=QUIET)
+            print(f"  bulk index: {'ok' if run.is_success else 'FAILED'} (run {run.run_id[:8]})", flush=True)
+            if not run.is_success:
+                failed.append("corpus_bulk_index")
         for day in days:
             run = launcher.run(args.job, partition_key=day, run_config=QUIET)
             if not run.is_success:

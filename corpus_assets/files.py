@@ -21,6 +21,9 @@ def fetch_settings(arxiv: ArxivResource) -> FetchSettings:
         min_interval_s=arxiv.min_interval_s,
         timeout_s=arxiv.timeout_s,
         max_retries=arxiv.max_retries,
+        bulk=arxiv.bulk,
+        bulk_fallback=arxiv.bulk_fallback,
+        bulk_layout=arxiv.bulk_layout,
     )
 
 
