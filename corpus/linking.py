@@ -60,7 +60,9 @@ LINK_SCHEMA = {
 _SLICE_ROWS = 2_000_000
 _SIGNATURE_ROWS = 200_000  # titles per block in _signatures
 _ENTRY_BLOCK = 50_000  # entries whose prefix queries are built at once
-_WORKERS = min(2, os.cpu_count() or 1)  # DESIGN.md: 2 cores
+# Threads over entry blocks: the machine's cores, at most 8 (each holds a slice of join rows,
+# ~200 MB; beyond that shards of citation_links use more cores, see corpus.citation_links).
+_WORKERS = max(1, min(os.cpu_count() or 1, 8))
 _EPS = 1e-9
 
 
@@ -221,10 +223,16 @@ def _chunks(titles: list[str]) -> Iterator[tuple[int, list[str]]]:
 class _Vocab:
     codes: np.ndarray  # sorted distinct codes
     rank: np.ndarray  # rank[k] = global order of codes[k] (rarest first)
+    space: int = 0  # every rank is below it (0: the number of codes, ranks 0..size-1)
 
     @property
     def size(self) -> int:
         return len(self.codes)
+
+    @property
+    def bound(self) -> int:
+        """An exclusive upper bound of the ranks (at least 1): keys pack ``row * bound + rank``."""
+        return max(self.space or self.size, 1)
 
 
 def _vocab(sides: list[list[str]]) -> _Vocab:
@@ -259,7 +267,7 @@ class _Sets:
 
 
 def _sets(titles: list[str], vocab: _Vocab) -> _Sets:
-    v = np.int64(max(vocab.size, 1))
+    v = np.int64(vocab.bound)
     ranks_parts, sizes_parts = [], []
     for _, chunk in _chunks(titles):
         row, code = _codes(chunk)
@@ -404,7 +412,7 @@ def link_titles(
     )
 
     e_best, p_best, s_best = [], [], []
-    for e_row, p_row, score in _title_pairs(es, ps, vocab.size, t, self_row):
+    for e_row, p_row, score in _title_pairs(es, ps, vocab.bound, t, self_row):
         e_r, p_r, s_r = _pick_best(e_row, p_row, score, p_order)
         e_best.append(e_r)
         p_best.append(p_r)

@@ -23,6 +23,7 @@ from corpus.linking import (
     normalize_doi,
     normalize_title,
     normalize_titles,
+    score_from_counts,
     title_score,
     trigrams,
 )
@@ -355,3 +356,82 @@ def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
     blocks = lk._signatures(sets)
     assert all(np.array_equal(a, b) for a, b in zip(whole, blocks, strict=True))
     assert int(np.count_nonzero(whole[0] | whole[1])) > len(titles) * 0.9
+
+
+# ---------------------------------------------------------------------------
+# the persisted entry index (corpus.link_index)
+# ---------------------------------------------------------------------------
+
+
+def _all_pairs(query_titles, entry_titles, t):
+    """Every (query, entry) with S > t, exhaustively from Python 3-gram sets."""
+    q_sets = [trigrams(s) for s in query_titles]
+    postings: dict[str, list[int]] = {}
+    for k, s in enumerate(entry_titles):
+        for g in trigrams(s):
+            postings.setdefault(g, []).append(k)
+    sizes = np.array([len(trigrams(s)) for s in entry_titles])
+    out = set()
+    for q, grams in enumerate(q_sets):
+        inter = np.zeros(len(entry_titles), np.int64)
+        for g in grams:
+            inter[postings.get(g, [])] += 1
+        score = score_from_counts(inter, len(grams), sizes)
+        out |= {(q, int(e)) for e in np.flatnonzero(score > t)}
+    return out
+
+
+def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
+    """Entries in several segments (some killed, then merged) under an order frozen from other
+    titles (so many grams are added later): the index finds exactly the exhaustive pairs."""
+    from corpus.link_index import TitleIndex
+
+    rng = np.random.default_rng(11)
+    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1500]]
+    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:2500]
+    queries = [normalize_title(x) for x in real["s2orc"][:150]]
+    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), 250)]
+    entries = pl.DataFrame(
+        {
+            "entry_id": [f"e{i:05d}" for i in range(len(base))],
+            "citing_id": [f"2101.{i % 400:05d}" for i in range(len(base))],
+            "arxiv_id": [f"2203.{i % 50:05d}" if i % 7 == 0 else None for i in range(len(base))],
+            "doi": [f"10.1/x{i % 30}" if i % 5 == 0 else None for i in range(len(base))],
+            "norm_title": base,
+        }
+    )
+    ix = TitleIndex(tmp_path / "index", None, 0.8)
+    ix.refreeze([normalize_title(x) for x in real["s2orc"][150:400]])
+    index = ix.entries
+    for start in range(0, entries.height, 300):
+        index.add(entries.slice(start, 300))
+    index.kill_citing(pl.Series([f"2101.{i:05d}" for i in range(0, 400, 9)]))
+    live = entries.filter(~pl.col("citing_id").is_in([f"2101.{i:05d}" for i in range(0, 400, 9)]))
+    ix.extend_order(queries)
+
+    def found(ix):
+        pairs = set()
+        for i, q, r, _ in ix.match_titles(queries):
+            ids = ix.fields(i, r)["entry_id"].to_list()
+            pairs |= {(int(a), b) for a, b in zip(q, ids, strict=True)}
+        return pairs
+
+    want = {(q, live["entry_id"][e]) for q, e in _all_pairs(queries, live["norm_title"].to_list(), 0.8)}
+    assert len(want) > 100
+    assert found(index) == want
+    index.compact()
+    assert len(index.segments) < 9 and found(index) == want
+    manifest = ix.manifest()
+    reopened = TitleIndex(tmp_path / "index", manifest, 0.8).entries
+    assert found(reopened) == want and reopened.live == live.height
+
+    hits = reopened.match_arxiv(pl.Series(["2203.00007", "2203.00049", "9999.99999"]))
+    got = {(int(q), e) for i, q, r in hits for q, e in zip(q, reopened.fields(i, r)["entry_id"], strict=True)}
+    want_ax = {(k, e) for k, a in enumerate(["2203.00007", "2203.00049"]) for e in
+               live.filter(pl.col("arxiv_id") == a)["entry_id"]}  # fmt: skip
+    assert got == want_ax and got
+    hits = reopened.match_doi(pl.Series(["10.1/x5", "10.1/x25", "10.1/x3"]))
+    got = {(int(q), e) for i, q, r in hits for q, e in zip(q, reopened.fields(i, r)["entry_id"], strict=True)}
+    want_doi = {(k, e) for k, d in enumerate(["10.1/x5", "10.1/x25", "10.1/x3"]) for e in
+                live.filter(pl.col("doi") == d)["entry_id"]}  # fmt: skip
+    assert got == want_doi and got
