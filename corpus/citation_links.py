@@ -481,7 +481,7 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
             sh.write_day(day, part)
             written.add(day)
         _count_via(links, via, 1)
-        index.entries.add(entries)
+        index.entries.add(_with_link_t(entries, links, t))
         del entries, links
     for path in link_files(store):
         if path.name == f"part-{sh.shard}.parquet" and path.parent.name[5:] not in written:
@@ -580,10 +580,10 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     lap("entries_in")
     stale = _stale(index.entries, removed, latest, edits)
     lap("stale")
-    probed, changed_links = _probe(index.entries, added, latest, edits, stale)
+    probed, changed_links, moved = _probe(index.entries, added, latest, edits, stale)
     lap("probe")
     index.papers.add(_paper_items(added))
-    relink = pl.concat([new_entries, stale]) if stale.height else new_entries
+    relink = pl.concat([new_entries, stale.select(ENTRY_COLUMNS)]) if stale.height else new_entries
     links = _link(relink, targets, index.papers)
     lap("link_new")
     day_of = latest.select(pl.col("id").alias("citing_id"), pl.col("day").alias("_day"))
@@ -599,7 +599,12 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     via = dict(state["via"])
     rewritten = edits.apply(sh, via)
     lap("day_files")
-    index.entries.add(new_entries)
+    # entries whose link changed get their new title threshold: out with the old index rows
+    again = pl.concat([stale.with_columns(pl.col("_seg").cast(pl.Int32)), moved])
+    for (seg,), part in again.partition_by("_seg", as_dict=True).items():
+        index.entries.kill(int(seg), part["_row"].to_numpy())
+    again = again.select(ENTRY_COLUMNS)
+    index.entries.add(_with_link_t(pl.concat([new_entries, again]), pl.concat([links, changed_links]), t))
     index.entries.compact()
     index.papers.compact()
     lap("index_add")
@@ -693,7 +698,7 @@ def _gather(index: Side, hits: list[tuple], cited: pl.Series | None, via: str) -
         i, q, r = hit[0], hit[1], hit[2]
         if len(r) == 0:
             continue
-        frame = index.fields(i, r)
+        frame = index.fields(i, r).with_columns(pl.lit(i).alias("_seg"), pl.Series("_row", r, dtype=pl.Int64))
         if cited is not None:
             score = hit[3] if len(hit) > 3 else np.ones(len(r))
             frame = frame.with_columns(
@@ -706,7 +711,7 @@ def _gather(index: Side, hits: list[tuple], cited: pl.Series | None, via: str) -
 def _stale(index: Side, removed: pl.DataFrame, latest: pl.DataFrame, edits: _DayEdits) -> pl.DataFrame:
     """Old entries whose stored link points at a removed link target (to relink against all):
     found by the removed versions' arXiv ids, DOIs and titles; their old links are dropped."""
-    empty = pl.DataFrame(schema={c: pl.String for c in ENTRY_COLUMNS})
+    empty = pl.DataFrame(schema={c: pl.String for c in ENTRY_COLUMNS} | {"_seg": pl.Int32, "_row": pl.Int64})
     if removed.height == 0 or index.live == 0:
         return empty
     doi = removed.drop_nulls("doi")
@@ -719,7 +724,9 @@ def _stale(index: Side, removed: pl.DataFrame, latest: pl.DataFrame, edits: _Day
     found = found.unique("entry_id")
     links = edits.current_of(found, latest)
     gone = links.filter(pl.col("cited_id").is_in(removed["id"].implode()))
-    stale = found.join(gone.select("entry_id"), on="entry_id", how="semi").select(ENTRY_COLUMNS)
+    stale = found.join(gone.select("entry_id"), on="entry_id", how="semi").select(
+        *ENTRY_COLUMNS, "_seg", "_row"
+    )
     day_of = latest.select(pl.col("id").alias("citing_id"), "day")
     for (day,), part in stale.join(day_of, on="citing_id").partition_by("day", as_dict=True).items():
         edits.drop_entries(day, part["entry_id"])
@@ -739,11 +746,12 @@ def _best(links: pl.DataFrame) -> pl.DataFrame:
 
 def _probe(
     index: Side, added: pl.DataFrame, latest: pl.DataFrame, edits: _DayEdits, stale: pl.DataFrame
-) -> tuple[int, pl.DataFrame]:
+) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     """Links that new link targets give old entries, where they beat the stored ones: (entries
-    probed, the changed links)."""
+    probed, the changed links, those entries' index fields with their segment and row)."""
+    none = pl.DataFrame(schema={c: pl.String for c in ENTRY_COLUMNS} | {"_seg": pl.Int32, "_row": pl.Int64})
     if added.height == 0 or index.live == 0:
-        return 0, _EMPTY_LINKS
+        return 0, _EMPTY_LINKS, none
     ids = added["id"]
     doi = added.with_row_index("q").drop_nulls("doi")
     doi_hits = [
@@ -757,11 +765,11 @@ def _probe(
     ]
     parts = [p for p in parts if p.height]
     if not parts:
-        return 0, _EMPTY_LINKS
+        return 0, _EMPTY_LINKS, none
     cand = pl.concat(parts).filter(pl.col("citing_id") != pl.col("cited_id"))
     cand = cand.join(stale.select("entry_id"), on="entry_id", how="anti")
     if cand.height == 0:
-        return 0, _EMPTY_LINKS
+        return 0, _EMPTY_LINKS, none
     best = _best(cand.select(list(LINK_SCHEMA)))
     stored = edits.current_of(best.select("entry_id", "citing_id"), latest)
     merged = _best(pl.concat([stored, best]))
@@ -772,7 +780,8 @@ def _probe(
         .items()
     ):
         edits.drop_entries(day, part["entry_id"])
-    return best.height, changed
+    items = cand.join(changed.select("entry_id"), on="entry_id", how="semi").unique("entry_id")
+    return best.height, changed, items.select(*ENTRY_COLUMNS, pl.col("_seg").cast(pl.Int32), "_row")
 
 
 # --------------------------------------------------------------------------- graph inputs
@@ -806,6 +815,22 @@ def fulltext_links(store: Store, asset: str) -> pl.DataFrame | None:
         return None
     rows = _latest_scan(store, asset, "citing_id").select("citing_id", "cited_id", "mentions")
     return rows.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum()).collect()
+
+
+def _with_link_t(entries: pl.DataFrame, links: pl.DataFrame, t: float) -> pl.DataFrame:
+    """Entries with the title threshold their index postings need (corpus.link_index): a title
+    link's score less 1e-9 (only a score as high can beat it), none (inf) for an identifier link."""
+    return entries.select(ENTRY_COLUMNS).join(
+        links.select(
+            "entry_id",
+            pl.when(pl.col("via") == "title")
+            .then(pl.col("score") - 1e-9)
+            .otherwise(float("inf"))
+            .alias("link_t"),
+        ),
+        on="entry_id",
+        how="left",
+    )
 
 
 def _paper_items(papers: pl.DataFrame) -> pl.DataFrame:

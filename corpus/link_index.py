@@ -120,11 +120,19 @@ def _short_length(x: np.ndarray, t: float) -> np.ndarray:
     return x - np.floor(3 * t * x / (2.0 + t) - _EPS).astype(np.int64)
 
 
-def _fold(sig0: np.ndarray) -> np.ndarray:
-    """A 32-bit signature from a 64-bit one (bit b: a gram hashed to b or b + 32): a bit of X's
-    fold missing in Y's still stands for a gram of X missing from Y, so the bound holds."""
-    sig0 = np.asarray(sig0, dtype=np.uint64)
-    return ((sig0 & np.uint64(0xFFFFFFFF)) | (sig0 >> np.uint64(32))).astype(np.uint32)
+def _item_prefix(sets: _Sets, link_t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row, rank, 1-based position, the row's short prefix length) of the grams in each set's
+    prefix under its own threshold (``inf``: none): ``x - k(x) + 1`` grams, k as in
+    :func:`corpus.linking.min_overlap`; the short prefix serves partners at least as large."""
+    x = sets.sizes.astype(np.int64)
+    finite = np.isfinite(link_t)
+    tt = np.where(finite, link_t, 0.5)
+    plen = np.where(finite, np.clip(x - np.floor(tt * x / (2.0 - tt) - _EPS).astype(np.int64), 0, x), 0)
+    short = np.clip(x - np.floor(3 * tt * x / (2.0 + tt) - _EPS).astype(np.int64), 0, x)
+    total = int(plen.sum())
+    row = np.repeat(np.arange(len(x), dtype=np.int64), plen)
+    pos0 = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
+    return row, sets.ranks[sets.offsets[row] + pos0], pos0 + 1, short[row]
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -269,6 +277,44 @@ def _ranges(lo: np.ndarray, hi: np.ndarray, budget: int):
         start = stop
 
 
+@dataclass
+class QueryPlan:
+    """The key ranges a batch of query titles reads in any segment, sorted (computed once).
+
+    A pair meets at its first common gram in both prefixes (see link_titles): against an
+    item at least as large, the query's short prefix and the item's whole one; against a
+    smaller item, the query's k(x) prefix and the item's short one (postings are keyed
+    ``(2 * rank + tail, y)``, tail = beyond the short prefix, so each is one key range),
+    inside the size window and the query gram's position bound."""
+
+    sets: _Sets
+    sig: tuple[np.ndarray, np.ndarray]
+    t: float
+    q_of: np.ndarray
+    starts: np.ndarray
+    stops: np.ndarray
+
+    @classmethod
+    def of(cls, qs: _Sets, t: float) -> QueryPlan:
+        row, rank, pos = _prefix(qs, t)
+        x = qs.sizes[row].astype(np.int64)
+        ylo = np.ceil(x * t / (2.0 - t) - _EPS).astype(np.int64)
+        yhi = np.floor(x * (2.0 - t) / t + _EPS).astype(np.int64)
+        u = (1 + x - pos).astype(np.float64)
+        cap_big = np.floor(u * (2.0 + t) / t - 2 * x + 1e-6).astype(np.int64)  # partner y >= x
+        cap_small = np.floor((u * (2.0 + t) / t - x) / 2 + 1e-6).astype(np.int64)  # partner y < x
+        a_lo, a_hi = np.maximum(ylo, x), np.where(pos <= _short_length(x, t), np.minimum(yhi, cap_big), -1)
+        b_lo, b_hi = ylo, np.minimum(np.minimum(yhi, x - 1), cap_small)
+        r2 = rank.astype(np.int64) * 2
+        starts = np.concatenate([r2 * BASE + a_lo, (r2 + 1) * BASE + a_lo, r2 * BASE + b_lo])
+        stops = np.concatenate([r2 * BASE + a_hi, (r2 + 1) * BASE + a_hi, r2 * BASE + b_hi])
+        valid = np.concatenate([a_hi >= a_lo, a_hi >= a_lo, b_hi >= b_lo])
+        q_of = np.concatenate([row, row, row])[valid]
+        starts, stops = starts[valid], stops[valid]
+        order = np.argsort(starts, kind="stable")  # sorted needles: one pass over the keys
+        return cls(qs, _signatures(qs), t, q_of[order], starts[order], stops[order])
+
+
 class Segment:
     """Entries sorted by ``citing_id`` with their title postings and id lookups (read-only)."""
 
@@ -284,6 +330,7 @@ class Segment:
         self.ax_row = _load(directory / "ax_row.npy")
         self.doi_key = _load(directory / "doi_key.npy")
         self.doi_row = _load(directory / "doi_row.npy")
+        self.link_t = _load(directory / "link_t.npy")
         self.dead = dead if dead is not None else np.zeros(0, np.int64)
 
     @property
@@ -299,19 +346,27 @@ class Segment:
 
     @staticmethod
     def build(directory: Path, entries: pl.DataFrame, order: GramOrder, t: float) -> None:
-        """Write a segment of ``entries`` (ENTRY_FIELDS; arxiv_id and doi normalised); every gram
-        of their titles must be in ``order`` already."""
+        """Write a segment of ``entries`` (ENTRY_FIELDS, arxiv_id and doi normalised, and
+        optionally ``link_t``); every gram of their titles must be in ``order`` already.
+
+        ``link_t`` is an item's own title threshold (null: ``t``): its postings find the partners
+        with ``S > link_t`` only. An entry linked by title with score s needs partners with
+        ``S >= s`` (a higher score, or the same from a smaller paper id): ``link_t = s - 1e-9``,
+        a shorter prefix; one linked by an identifier can never lose to a title: ``inf``, none."""
         directory.mkdir(parents=True)
-        frame = entries.select(ENTRY_FIELDS).sort("citing_id", "entry_id")
+        if "link_t" not in entries.columns:
+            entries = entries.with_columns(pl.lit(None, pl.Float64).alias("link_t"))
+        frame = entries.select([*ENTRY_FIELDS, "link_t"]).sort("citing_id", "entry_id")
         titles = frame["norm_title"].fill_null("").to_list()
         sets = order.sets(titles)
         sizes = sets.sizes.astype(np.int64)
         sig0, sig1 = _signatures(sets)
-        row, rank, pos = _prefix(sets, t)
+        link_t = np.maximum(frame["link_t"].fill_null(t).to_numpy().astype(np.float64), t)
+        row, rank, pos, short = _item_prefix(sets, link_t)
         y = sizes[row]
         if len(y) and y.max() >= BASE:
             raise ValueError(f"a title of {int(y.max())} distinct 3-grams: more than an index key holds")
-        tail = pos > _short_length(y, t)  # beyond the short prefix: only for smaller partners
+        tail = pos > short  # beyond the short prefix: only for smaller partners
         key = (rank.astype(np.int64) * 2 + tail) * BASE + y
         by_key = np.argsort(key, kind="stable")
         _save(directory / "citing.npy", fixed_bytes(frame["citing_id"]))
@@ -319,7 +374,7 @@ class Segment:
         _save(directory / "sig.npy", np.stack([sig0, sig1], axis=1))
         _save(directory / "post_key.npy", key[by_key])
         _save(directory / "post_row.npy", row[by_key].astype(np.int32))
-        _save(directory / "post_sig.npy", _fold(sig0)[row[by_key]])
+        _save(directory / "post_sig.npy", sig0[row[by_key]])  # read in key order: no random gathers
         ax = frame["arxiv_id"].fill_null("")
         has = np.flatnonzero((ax.str.len_bytes() > 0).to_numpy())
         ax_key = fixed_bytes(ax.gather(has))
@@ -334,6 +389,7 @@ class Segment:
         _save(directory / "doi_row.npy", has[by_doi].astype(np.int64))
         for name in ENTRY_FIELDS:
             StringColumn.write(directory, name, frame[name])
+        _save(directory / "link_t.npy", link_t)
 
     def _alive(self, rows: np.ndarray) -> np.ndarray:
         if len(self.dead) == 0 or len(rows) == 0:
@@ -390,47 +446,28 @@ class Segment:
         keep = self._alive(r)
         return q[keep], r[keep]
 
-    def title_candidates(self, qs: _Sets, q_sig: tuple[np.ndarray, np.ndarray], t: float):
-        """(query row, live entry row) of every pair that may have ``S > t``: a superset of them.
-
-        A pair meets at its first common gram in both prefixes (see link_titles): against an
-        entry at least as large, the query's short prefix and the entry's whole one; against a
-        smaller entry, the query's k(x) prefix and the entry's short one (postings are keyed
-        ``(2 * rank + tail, y)``, tail = beyond the short prefix, so each is one key range).
-        Inside the size window and the query gram's position bound; rows failing the bound of
-        the 32-bit posting signatures go before the entries' own 128-bit signatures are read."""
+    def title_candidates(self, plan: QueryPlan):
+        """(query row, live entry row) of every pair that may have ``S > t``: a superset of them
+        (the plan's key ranges, then the signature bounds). Rows failing the bound of the first
+        signature word (copied into the postings) go before the second word is read."""
         empty = np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if self.n == 0 or len(qs.sizes) == 0:
+        if self.n == 0 or len(plan.starts) == 0:
             return empty
-        row, rank, pos = _prefix(qs, t)
-        x = qs.sizes[row].astype(np.int64)
-        ylo = np.ceil(x * t / (2.0 - t) - _EPS).astype(np.int64)
-        yhi = np.floor(x * (2.0 - t) / t + _EPS).astype(np.int64)
-        u = (1 + x - pos).astype(np.float64)
-        cap_big = np.floor(u * (2.0 + t) / t - 2 * x + 1e-6).astype(np.int64)  # partner y >= x
-        cap_small = np.floor((u * (2.0 + t) / t - x) / 2 + 1e-6).astype(np.int64)  # partner y < x
-        a_lo, a_hi = np.maximum(ylo, x), np.where(pos <= _short_length(x, t), np.minimum(yhi, cap_big), -1)
-        b_lo, b_hi = ylo, np.minimum(np.minimum(yhi, x - 1), cap_small)
-        r2 = rank.astype(np.int64) * 2
-        starts = np.concatenate([r2 * BASE + a_lo, (r2 + 1) * BASE + a_lo, r2 * BASE + b_lo])
-        stops = np.concatenate([r2 * BASE + a_hi, (r2 + 1) * BASE + a_hi, r2 * BASE + b_hi])
-        valid = np.concatenate([a_hi >= a_lo, a_hi >= a_lo, b_hi >= b_lo])
-        q_of = np.concatenate([row, row, row])[valid]
-        starts, stops = starts[valid], stops[valid]
-        order = np.argsort(starts, kind="stable")  # sorted needles: one pass over the keys
-        q_of, starts, stops = q_of[order], starts[order], stops[order]
+        qs, q_sig, t = plan.sets, plan.sig, plan.t
+        q_of, starts, stops = plan.q_of, plan.starts, plan.stops
         lo = np.searchsorted(self.post_key, starts)
         hi = np.searchsorted(self.post_key, stops, side="right")
         mask = np.int64(BASE - 1)
-        q_fold = _fold(q_sig[0])
         pairs = []
         for which, j in _ranges(lo, hi, _JOIN_ROWS):
             q = q_of[which]
             y = np.asarray(self.post_key[j]) & mask
             xs = qs.sizes[q]
             need = t * (2 * np.minimum(xs, y) + np.maximum(xs, y)) / (2.0 + t) - _EPS
+            # both sides' first-word bounds at once (x - |X - Y| > need and y - |Y - X| > need
+            # imply x + y - popcount(X ^ Y) > 2·need): ~5 % pass, on postings read in order
             keep = np.flatnonzero(
-                xs + y - np.bitwise_count(q_fold[q] ^ np.asarray(self.post_sig[j])) > 2 * need
+                xs + y - np.bitwise_count(q_sig[0][q] ^ np.asarray(self.post_sig[j])) > 2 * need
             )
             q, j, y, xs, need = q[keep], j[keep], y[keep], xs[keep], need[keep]
             r = np.asarray(self.post_row[j], dtype=np.int64)
@@ -521,7 +558,9 @@ class Side:
     def fields(self, i: int, rows: np.ndarray) -> pl.DataFrame:
         """ENTRY_FIELDS of rows of segment ``i`` (empty ids as null)."""
         seg = self.segments[i][1]
+        rows = np.asarray(rows, np.int64)
         frame = pl.DataFrame({name: seg.column(name).take(rows) for name in ENTRY_FIELDS})
+        frame = frame.with_columns(pl.Series("link_t", np.asarray(seg.link_t[rows]), dtype=pl.Float64))
         return frame.with_columns(
             [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in ("arxiv_id", "doi")]
         )
@@ -543,11 +582,11 @@ class Side:
         query title (normalised; its grams must be ranked: :meth:`TitleIndex.extend_order`)."""
         order, t = self.index.order, self.index.t
         qs = order.sets(titles)
-        q_sig = _signatures(qs)
+        plan = QueryPlan.of(qs, t)
         space = order.vocab.bound
         out = []
         for i, (_, seg, _) in enumerate(self.segments):
-            q, r = seg.title_candidates(qs, q_sig, t)
+            q, r = seg.title_candidates(plan)
             if len(q) == 0:
                 continue
             rows, inv = np.unique(r, return_inverse=True)
