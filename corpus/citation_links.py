@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -54,6 +53,8 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from corpus import deliveries
+from corpus.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
 from corpus.link_index import Side, TitleIndex, fnv1a, remove_paths
 from corpus.linking import (
     ENTRY_COLUMNS,
@@ -73,14 +74,6 @@ STATE_VERSION = 4  # 4: shards, content fingerprints, entry index (other version
 CHUNK_ENTRIES = 1_000_000  # entries linked per call in a full run: its memory, whatever the corpus
 REFREEZE = 4  # the gram order is frozen again when the link targets outgrew it this many times
 _EMPTY_LINKS = pl.DataFrame(schema=LINK_SCHEMA)
-_LATEST_SCHEMA = {
-    "id": pl.String,
-    "day": pl.String,
-    "kept": pl.Boolean,
-    "doi": pl.String,
-    "norm_title": pl.String,
-}
-_DELIVERY_SCHEMA = {"id": pl.String, "day": pl.String}
 
 
 # --------------------------------------------------------------------------- layout and shards
@@ -154,14 +147,6 @@ def scan_links(store: Store) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- fingerprints
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def fingerprints(store: Store, old: dict | None = None) -> dict[str, dict[str, list]]:
     """``{day: {asset: [size, mtime_ns, sha256]}}`` of the ``papers`` and ``bib_entries`` files of
     every day holding both; a file whose size and mtime did not move keeps its old hash."""
@@ -169,48 +154,15 @@ def fingerprints(store: Store, old: dict | None = None) -> dict[str, dict[str, l
     old = old or {}
     out: dict[str, dict[str, list]] = {}
     for day in days:
-        entry = {}
-        for asset in ("papers", "bib_entries"):
-            path = store.partition_dir(asset, day) / "part-0.parquet"
-            st = path.stat()
-            prev = old.get(day, {}).get(asset)
-            if prev and prev[0] == st.st_size and prev[1] == st.st_mtime_ns:
-                entry[asset] = prev
-            else:
-                entry[asset] = [st.st_size, st.st_mtime_ns, _sha256(path)]
-        out[day] = entry
+        prev = old.get(day, {})
+        out[day] = {
+            a: stamp(store.partition_dir(a, day) / "part-0.parquet", prev.get(a))
+            for a in ("papers", "bib_entries")
+        }
     return out
 
 
-def _content(fp: dict) -> tuple:
-    return tuple(fp[a][2] for a in ("papers", "bib_entries"))
-
-
 # --------------------------------------------------------------------------- inputs
-
-
-def _read_papers(store: Store, days: list[str]) -> pl.DataFrame:
-    """``id, day, kept, doi, norm_title`` of the papers delivered on these days (one row per
-    paper and day)."""
-    frames = []
-    for day in days:
-        path = store.partition_dir("papers", day) / "part-0.parquet"
-        names = set(pq.read_schema(path).names)
-        cols = [c for c in ("id", "kept", "doi", "norm_title") if c in names]
-        frame = pl.read_parquet(path, columns=cols)
-        frame = frame.with_columns(
-            [pl.lit(None, pl.String).alias(c) for c in ("doi", "norm_title") if c not in names]
-        )
-        frames.append(frame.with_columns(pl.lit(day).alias("day")))
-    if not frames:
-        return pl.DataFrame(schema=_LATEST_SCHEMA)
-    frame = pl.concat(frames, how="diagonal_relaxed").select(list(_LATEST_SCHEMA)).cast(_LATEST_SCHEMA)
-    return frame.unique(["id", "day"], keep="last", maintain_order=True)
-
-
-def _latest(rows: pl.DataFrame) -> pl.DataFrame:
-    """Each paper's row of its latest delivery."""
-    return rows.sort("day").unique("id", keep="last").sort("id")
 
 
 def _targets(latest: pl.DataFrame) -> pl.DataFrame:
@@ -433,7 +385,7 @@ def link_shard(
         fps = fingerprints(store, (state or {}).get("fingerprints"))
         if state is not None:
             old = state["fingerprints"]
-            changed = [d for d in fps if d not in old or _content(old[d]) != _content(fps[d])]
+            changed = [d for d in fps if not same_content(old.get(d), fps[d])]
             gone = [d for d in old if d not in fps]
             if not changed and not gone:
                 if fps != old:  # files rewritten with the same content: remember their stamps
@@ -457,8 +409,7 @@ def _count_via(frame: pl.DataFrame, via: dict[str, int], sign: int) -> None:
 
 def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> dict:
     days = list(fps)
-    rows = _read_papers(store, days)
-    latest = _latest(rows)
+    delivered, latest = deliveries.full(store, days)
     targets = _targets(latest)
     index_dir = f"index-{sh.run}"
     index = TitleIndex(sh.dir / index_dir, None, t)
@@ -494,7 +445,7 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         "index_dir": index_dir,
         "index": index.manifest(),
         "latest": sh.write_table("latest", latest),
-        "deliveries": sh.write_table("deliveries", rows.select("id", "day")),
+        "deliveries": sh.write_table("deliveries", delivered),
     }
     sh.commit(state)
     sh.clean_after_crash()  # whatever an older state left in the shard's directory
@@ -518,41 +469,12 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     state = sh.state
     assert state is not None
     lap = _Laps()
-    old_latest = sh.table("latest", _LATEST_SCHEMA)
-    old_deliveries = sh.table("deliveries", _DELIVERY_SCHEMA)
-    new_rows = _read_papers(store, changed)
-    gone_days = pl.Series(sorted(set(changed) | set(gone)), dtype=pl.String).implode()
-    deliveries = pl.concat(
-        [old_deliveries.filter(~pl.col("day").is_in(gone_days)), new_rows.select("id", "day")]
-    ).sort("id", "day")
-    affected = pl.concat(
-        [old_deliveries.filter(pl.col("day").is_in(gone_days))["id"], new_rows["id"]]
-    ).unique()
-
-    # every affected paper's deciding delivery, before and after; touched: it moved or its day changed
-    decide = (
-        pl.DataFrame({"id": affected})
-        .join(old_latest.select("id", pl.col("day").alias("old_day")), on="id", how="left")
-        .join(
-            deliveries.filter(pl.col("id").is_in(affected.implode())).group_by("id").agg(pl.col("day").max()),
-            on="id",
-            how="left",
-        )  # fmt: skip
+    change = deliveries.update(
+        store, sh.table("deliveries", DELIVERY_SCHEMA), sh.table("latest", LATEST_SCHEMA), changed, gone
     )
-    touched = decide.filter(
-        ~pl.col("old_day").eq_missing(pl.col("day"))
-        | pl.col("day").is_in(pl.Series(changed, dtype=pl.String).implode())
-    )
-    new_latest = _decided_rows(store, touched.drop_nulls("day"), new_rows, set(changed))
-    latest = pl.concat([old_latest.join(touched.select("id"), on="id", how="anti"), new_latest]).sort("id")
+    touched, latest = change.touched, change.latest
+    removed, added = change.changed_papers()  # link targets: their old and new versions
     targets = _targets(latest)
-
-    # link targets that changed: removed (old version) and added (new version)
-    old_t = old_latest.join(touched.select("id"), on="id", how="semi").filter(pl.col("kept"))
-    new_t = new_latest.filter(pl.col("kept"))
-    same = old_t.join(new_t, on=["id", "doi", "norm_title"], how="semi", nulls_equal=True)
-    removed = old_t.join(same.select("id"), on="id", how="anti")
-    added = new_t.join(same.select("id"), on="id", how="anti")
 
     lap("papers")
     index = TitleIndex(sh.dir / state["index_dir"], state["index"], t)
@@ -615,7 +537,7 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
         "index_dir": state["index_dir"],
         "index": index.manifest(),
         "latest": sh.write_table("latest", latest),
-        "deliveries": sh.write_table("deliveries", deliveries),
+        "deliveries": sh.write_table("deliveries", change.deliveries),
     }
     sh.obsolete += [sh.rel(p) for p in index.obsolete_paths]
     sh.commit(state)
@@ -623,20 +545,6 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     return _summary("incremental", fps, changed, state["links"], state["via"], new_entries=new_entries.height,
                     stale=stale.height, probed=probed, changed=changed_links.height, days_rewritten=rewritten,
                     cpu_steps=lap.steps)  # fmt: skip
-
-
-def _decided_rows(
-    store: Store, decide: pl.DataFrame, new_rows: pl.DataFrame, changed: set[str]
-) -> pl.DataFrame:
-    """``_LATEST_SCHEMA`` rows of these papers' deciding deliveries (``id, day``): from the new
-    days read already, or from an older day a paper falls back to (its later day went)."""
-    fresh = new_rows.join(decide.select("id", "day"), on=["id", "day"], how="semi")
-    older = decide.filter(~pl.col("day").is_in(pl.Series(sorted(changed), dtype=pl.String).implode()))
-    parts = [fresh]
-    for (day,), part in older.partition_by("day", as_dict=True).items():
-        rows = _read_papers(store, [day])
-        parts.append(rows.join(part.select("id"), on="id", how="semi"))
-    return pl.concat(parts).select(list(_LATEST_SCHEMA))
 
 
 class _DayEdits:
@@ -782,39 +690,6 @@ def _probe(
         edits.drop_entries(day, part["entry_id"])
     items = cand.join(changed.select("entry_id"), on="entry_id", how="semi").unique("entry_id")
     return best.height, changed, items.select(*ENTRY_COLUMNS, pl.col("_seg").cast(pl.Int32), "_row")
-
-
-# --------------------------------------------------------------------------- graph inputs
-
-
-def _latest_scan(store: Store, asset: str, id_col: str) -> pl.LazyFrame:
-    """Rows of a daily ``asset`` that come from their paper's latest delivery (``id_col``: the paper)."""
-    latest = store.scan("papers").group_by("id").agg(pl.col("date").max())
-    return store.scan(asset).join(latest, left_on=[id_col, "date"], right_on=["id", "date"], how="semi")
-
-
-def graph_nodes(store: Store) -> pl.Series:
-    """Sorted ids of the papers kept in their latest delivery: the citation graph's nodes."""
-    if not store.partitions("papers"):
-        return pl.Series("id", [], dtype=pl.String)
-    kept = _latest_scan(store, "papers", "id").filter(pl.col("kept")).select("id").unique()
-    return kept.collect()["id"].sort()
-
-
-def entry_mentions(store: Store) -> pl.DataFrame:
-    """``entry_id, mentions`` of every bib entry of a latest delivery (one row per entry)."""
-    if not store.partitions("bib_entries"):
-        return pl.DataFrame(schema={"entry_id": pl.String, "mentions": pl.Int64})
-    return _latest_scan(store, "bib_entries", "citing_id").select("entry_id", "mentions").collect()
-
-
-def fulltext_links(store: Store, asset: str) -> pl.DataFrame | None:
-    """``citing_id, cited_id, mentions`` from the side table ``asset`` (arXiv ids named in body
-    text), each citing paper's latest delivery only; None when the table has no partitions."""
-    if not store.partitions(asset):
-        return None
-    rows = _latest_scan(store, asset, "citing_id").select("citing_id", "cited_id", "mentions")
-    return rows.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum()).collect()
 
 
 def _with_link_t(entries: pl.DataFrame, links: pl.DataFrame, t: float) -> pl.DataFrame:

@@ -351,11 +351,22 @@ def graph_stats(edges: pl.DataFrame, nodes: pl.Series, min_tail: int = 50) -> di
     weakly connected component / N), ``isolated_share`` (in = out = 0) and
     ``edges_outside`` (edges with an end that is not a node, left out).
     """
-    k_in, k_out, src, dst, dropped = degrees(edges, nodes)
-    n = len(k_in)
+    n, src, dst, dropped = _index(edges, nodes)
     if n == 0:
         raise GraphInputError("graph_stats needs at least one node")
-    labels = weak_components(n, src, dst)
+    return {**table2(np.ones(n, dtype=bool), src, dst, min_tail), "edges_outside": dropped}
+
+
+def table2(is_node: np.ndarray, src: np.ndarray, dst: np.ndarray, min_tail: int = 50) -> dict:
+    """Table 2 of a graph given as integer codes: ``is_node[code]`` marks the nodes (other codes
+    are ignored), ``src -> dst`` the distinct non-loop edges between nodes. See graph_stats."""
+    k_in, k_out = code_degrees(len(is_node), src, dst)
+    labels = weak_components(len(is_node), src, dst)
+    nodes = np.flatnonzero(is_node)
+    n = len(nodes)
+    if n == 0:
+        raise GraphInputError("graph statistics need at least one node")
+    k_in, k_out = k_in[nodes], k_out[nodes]
     fit_in, fit_out = powerlaw_fit(k_in, min_tail=min_tail), powerlaw_fit(k_out, min_tail=min_tail)
     return {
         "nodes": n,
@@ -365,18 +376,28 @@ def graph_stats(edges: pl.DataFrame, nodes: pl.Series, min_tail: int = 50) -> di
         "alpha_out": fit_out.alpha,
         "xmin_in": fit_in.xmin,
         "xmin_out": fit_out.xmin,
-        "wcc_share": float(np.bincount(labels).max() / n),
+        "wcc_share": float(np.bincount(labels[nodes]).max() / n),
         "isolated_share": float(np.mean((k_in == 0) & (k_out == 0))),
-        "edges_outside": dropped,
     }
+
+
+def code_degrees(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(in-degree, out-degree) of codes ``0..n-1``."""
+    return np.bincount(dst, minlength=n), np.bincount(src, minlength=n)
 
 
 def degree_plot_png(edges: pl.DataFrame, nodes: pl.Series) -> bytes:
     """PNG of P(k) for in- and out-degrees on log-log axes (zero degrees cannot be shown)."""
+
+    k_in, k_out, *_ = degrees(edges, nodes)
+    return degree_plot_from(k_in, k_out)
+
+
+def degree_plot_from(k_in: np.ndarray, k_out: np.ndarray) -> bytes:
+    """:func:`degree_plot_png` from the nodes' in- and out-degrees."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    k_in, k_out, *_ = degrees(edges, nodes)
     fig = Figure(figsize=(6, 4.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()

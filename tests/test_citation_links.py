@@ -63,15 +63,21 @@ def _reference(store: Store) -> pl.DataFrame:
     days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
     papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
     latest = papers.sort("day").unique("id", keep="last")
-    entries = pl.concat([store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days])
-    entries = entries.join(latest.select(pl.col("id").alias("citing_id"), "day"), on=["citing_id", "day"], how="semi")
+    entries = pl.concat(
+        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
+    )
+    entries = entries.join(
+        latest.select(pl.col("id").alias("citing_id"), "day"), on=["citing_id", "day"], how="semi"
+    )
     targets = latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
     return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
 
 
 def _latest_days(store: Store) -> dict[str, str]:
     days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
-    rows = pl.concat([store.read_partition("papers", d).select("id").with_columns(pl.lit(d).alias("day")) for d in days])
+    rows = pl.concat(
+        [store.read_partition("papers", d).select("id").with_columns(pl.lit(d).alias("day")) for d in days]
+    )
     return dict(rows.group_by("id").agg(pl.col("day").max()).iter_rows())
 
 
@@ -171,7 +177,7 @@ def test_random_days_incremental_equals_full(tmp_path, n_shards, chunk):
     store = Store(tmp_path / "data")
     days = [f"2021-02-{d:02d}" for d in (3, 1, 5, 2, 6, 4, 8, 7)]
     modes = []
-    for n, day in enumerate(days + ["again", "delete", "same"]):
+    for day in days + ["again", "delete", "same"]:
         if day == "again":  # an old day comes back with other papers and entries
             day = days[1]
             _day(store, day, *_random_day(rng, ids, title, words, 18))
@@ -191,7 +197,9 @@ def test_random_days_incremental_equals_full(tmp_path, n_shards, chunk):
         assert summary["via"] == dict(links.group_by("via").len().iter_rows())
     assert modes == ["full"] + ["incremental"] * 9 + ["unchanged"]
     assert read_links(store).height > 50
-    assert {p.name for p in store.asset_dir(ASSET).glob("date=*/*.parquet")} <= {f"part-{s}.parquet" for s in range(n_shards)}
+    assert {p.name for p in store.asset_dir(ASSET).glob("date=*/*.parquet")} <= {
+        f"part-{s}.parquet" for s in range(n_shards)
+    }
 
 
 def test_shards_union_equals_one_shard(tmp_path):
@@ -212,7 +220,10 @@ def test_shards_union_equals_one_shard(tmp_path):
     # another number of shards: everything is laid out again, with the same links
     assert update_links(many.home, n_shards=2)["mode"] == "full"
     assert read_links(many).equals(read_links(one))
-    assert {p.name for p in many.asset_dir(ASSET).glob("date=*/part-*.parquet")} <= {"part-0.parquet", "part-1.parquet"}
+    assert {p.name for p in many.asset_dir(ASSET).glob("date=*/part-*.parquet")} <= {
+        "part-0.parquet",
+        "part-1.parquet",
+    }
 
 
 def test_link_shard_needs_the_layout(tmp_path):
@@ -294,21 +305,3 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
     assert update_links(tmp_path)["mode"] == "full"
     links = read_links(store)
     assert links.height == 0  # the citing paper's latest version was dropped: no references left
-
-
-def test_graph_inputs_come_from_the_latest_delivery(tmp_path):
-    from corpus.citation_links import entry_mentions, fulltext_links, graph_nodes
-
-    store = Store(tmp_path)
-    assert graph_nodes(store).to_list() == [] and fulltext_links(store, "fulltext_ids") is None
-    first = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 3}]
-    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002"), _paper("2101.00003")], first)
-    # 2101.00001 again, same bibliography (same entry ids), now cited twice; 2101.00003 dropped
-    again = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 2}]
-    _day(store, "2021-01-05", [_paper("2101.00001"), _paper("2101.00003", kept=False)], again)
-    ft = {"citing_id": ["2101.00001"], "cited_id": ["2101.00002"], "mentions": [4]}
-    store.write_partition("fulltext_ids", "2021-01-04", pl.DataFrame(ft))
-    store.write_partition("fulltext_ids", "2021-01-05", pl.DataFrame(ft | {"mentions": [1]}))
-    assert graph_nodes(store).to_list() == ["2101.00001", "2101.00002"]
-    assert entry_mentions(store).rows() == [("2101.00001#b0", 2)]  # once, from the latest day
-    assert fulltext_links(store, "fulltext_ids").rows() == [("2101.00001", "2101.00002", 1)]

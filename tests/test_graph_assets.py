@@ -9,6 +9,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from corpus.citation_graph import read_edges
 from corpus.citation_links import read_links
 from corpus.linking import link_entries
 from corpus.store import Store
@@ -93,7 +94,7 @@ def test_incremental_equals_full_recomputation(runs):
 
 def test_graph_edges_and_statistics(runs):
     home, _, second, _, _ = runs
-    edges = pl.read_parquet(home / "citation_graph" / "part-0.parquet")
+    edges = read_edges(Store(home))
     pairs = set(edges.select("citing_id", "cited_id").iter_rows())
     assert ("2111.09883", "2103.14030") in pairs and ("2203.03605", "2111.09883") in pairs
     assert ("2004.07180", "1706.03762") in pairs  # found by title
