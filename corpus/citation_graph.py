@@ -37,15 +37,14 @@ import polars as pl
 from corpus import deliveries
 from corpus.citation_links import ASSET as LINKS_ASSET
 from corpus.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
-from corpus.graph import EDGE_SCHEMA, build_edges, code_degrees, degree_plot_from, table2
-from corpus.link_index import fixed_bytes, remove_paths
+from corpus.graph import EDGE_SCHEMA, VIA_ORDER, build_edges, code_degrees, degree_plot_from, table2
+from corpus.link_index import fixed_bytes, fnv1a, remove_paths
 from corpus.stages import FULLTEXT_IDS
 from corpus.store import Store, atomic_path, atomic_write_bytes
 
 ASSET = "citation_graph"
 STATE_DIR = "_state"
-VERSION = 1
-_REGISTRY = {"id": pl.String, "code": pl.Int64}
+VERSION = 3  # 3: node table by hash, via in the code files, IPC tables (other versions: a full run)
 _NAMED = {"day": pl.String, "cited_id": pl.String}
 
 
@@ -115,7 +114,7 @@ def plan_graph(home: str | Path) -> dict:
     plan = {"version": VERSION, "run": run, "fingerprints": fps, "gone": []}
     if state is None:
         delivered, latest = deliveries.full(store, list(fps))
-        registry = pl.DataFrame(schema=_REGISTRY)
+        nodes = _NodeTable.of(latest.filter(pl.col("kept"))["id"])
         days = list(fps)
         named = pl.DataFrame(schema=_NAMED)
         plan["mode"] = "full"
@@ -126,47 +125,30 @@ def plan_graph(home: str | Path) -> dict:
             plan = {**plan, "mode": "unchanged", "days": []}
             atomic_write_bytes(sdir / "plan.json", json.dumps(plan, sort_keys=True).encode())
             return plan
-        old_delivered = pl.read_parquet(sdir / state["deliveries"]).cast(DELIVERY_SCHEMA)
-        old_latest = pl.read_parquet(sdir / state["latest"]).cast(LATEST_SCHEMA)
+        old_delivered = pl.read_ipc(sdir / state["deliveries"], memory_map=False).cast(DELIVERY_SCHEMA)
+        old_latest = pl.read_ipc(sdir / state["latest"], memory_map=False).cast(LATEST_SCHEMA)
         change = deliveries.update(store, old_delivered, old_latest, changed, gone)
         delivered, latest = change.deliveries, change.latest
-        registry = pl.read_parquet(sdir / state["registry"]).cast(_REGISTRY)
-        named = pl.read_parquet(sdir / state["named"]).cast(_NAMED)
+        named = pl.read_ipc(sdir / state["named"], memory_map=False).cast(_NAMED)
         was = change.before.filter(pl.col("kept"))["id"]
         now = change.after.filter(pl.col("kept"))["id"]
-        flipped = pl.concat([was.filter(~was.is_in(now.implode())), now.filter(~now.is_in(was.implode()))])
+        left, came = was.filter(~was.is_in(now.implode())), now.filter(~now.is_in(was.implode()))
+        nodes = _NodeTable.load(sdir, state["nodes"]).update(left, came)
         touched = change.touched
         days = set(changed) | set(touched["old_day"].drop_nulls()) | set(touched["day"].drop_nulls())
-        days |= set(named.filter(pl.col("cited_id").is_in(flipped.implode()))["day"])
+        days |= set(named.filter(pl.col("cited_id").is_in(pl.concat([left, came]).implode()))["day"])
         days = sorted(d for d in days if d in fps)
         plan["gone"] = gone
         plan["mode"] = "incremental"
-    # node codes: permanent, new nodes appended
-    nodes = latest.filter(pl.col("kept"))["id"]
-    fresh = nodes.filter(~nodes.is_in(registry["id"].implode()))
-    registry = pl.concat(
-        [
-            registry,
-            pl.DataFrame({"id": fresh, "code": np.arange(len(fresh)) + registry.height}, schema=_REGISTRY),
-        ]
-    )
     # the arXiv ids each planned day names in its full text (of the papers it decides)
     out_days = pl.Series(days + plan["gone"], dtype=pl.String).implode()
     named = pl.concat([named.filter(~pl.col("day").is_in(out_days)), _named(store, days, latest)])
-    tables = {
-        "deliveries": delivered,
-        "latest": latest,
-        "registry": registry,
-        "named": named,
-    }
     plan["tables"] = {}
-    for key, frame in tables.items():
-        name = f"{key}-{run}.parquet"
-        frame.write_parquet(sdir / name, compression="zstd")
+    for key, frame in {"deliveries": delivered, "latest": latest, "named": named}.items():
+        name = f"{key}-{run}.arrow"  # Arrow IPC, uncompressed: read and written whole every run
+        frame.write_ipc(sdir / name, compression="uncompressed")
         plan["tables"][key] = name
-    nodes_sorted = registry.join(nodes.to_frame("id"), on="id", how="semi").sort("id")
-    np.save(sdir / f"node_ids-{run}.npy", fixed_bytes(nodes_sorted["id"]))
-    np.save(sdir / f"node_codes-{run}.npy", nodes_sorted["code"].to_numpy())
+    plan["tables"]["nodes"] = nodes.save(sdir, run)
     plan["days"] = days
     atomic_write_bytes(sdir / "plan.json", json.dumps(plan, sort_keys=True).encode())
     return plan
@@ -195,24 +177,65 @@ def read_plan(home: str | Path) -> dict:
 # --------------------------------------------------------------------------- build
 
 
-class _Nodes:
-    """The planned nodes: ids (sorted, fixed bytes) and their codes, for lookups by id."""
+class _NodeTable:
+    """The graph's nodes: each id's permanent integer code, looked up by a 64-bit hash of the id
+    (sorted; a match is checked against the id itself). A paper that stops being a node loses its
+    code; one that becomes a node gets the next unused code."""
 
-    def __init__(self, store: Store, plan: dict):
-        sdir = _state_dir(store)
-        self.ids = np.load(sdir / f"node_ids-{plan['run']}.npy")
-        self.codes = np.load(sdir / f"node_codes-{plan['run']}.npy")
+    def __init__(self, hashes: np.ndarray, ids: np.ndarray, codes: np.ndarray, next_code: int):
+        self.hashes, self.ids, self.codes, self.next_code = hashes, ids, codes, next_code
+
+    @classmethod
+    def of(cls, ids: pl.Series) -> _NodeTable:
+        return cls(np.zeros(0, np.uint64), np.zeros(0, "S1"), np.zeros(0, np.int64), 0).update(
+            pl.Series([], dtype=pl.String), ids
+        )
+
+    def update(self, left: pl.Series, came: pl.Series) -> _NodeTable:
+        """Without the ids that ``left``, with those that ``came`` (new codes)."""
+        gone = self.find(left)
+        keep = np.ones(len(self.hashes), bool)
+        keep[gone[gone >= 0]] = False
+        new_ids = fixed_bytes(came) if len(came) else np.zeros(0, "S1")
+        width = max(self.ids.dtype.itemsize, new_ids.dtype.itemsize, 1)
+        hashes = np.concatenate([self.hashes[keep], fnv1a(came)])
+        ids = np.concatenate([self.ids[keep].astype(f"S{width}"), new_ids.astype(f"S{width}")])
+        codes = np.concatenate([self.codes[keep], self.next_code + np.arange(len(came), dtype=np.int64)])
+        order = np.argsort(hashes, kind="stable")
+        hashes, ids, codes = hashes[order], ids[order], codes[order]
+        if len(hashes) > 1 and (hashes[1:] == hashes[:-1]).any():
+            dup = ids[np.flatnonzero(hashes[1:] == hashes[:-1])[0]].decode()
+            raise ValueError(f"two node ids share a 64-bit hash (or one is listed twice), e.g. {dup!r}")
+        return _NodeTable(hashes, ids, codes, self.next_code + len(came))
+
+    def find(self, ids: pl.Series) -> np.ndarray:
+        """The position of each id in the table, -1 when it is not a node."""
+        if len(self.hashes) == 0 or len(ids) == 0:
+            return np.full(len(ids), -1, np.int64)
+        h = fnv1a(ids)
+        at = np.minimum(np.searchsorted(self.hashes, h), len(self.hashes) - 1)
+        hit = self.hashes[at] == h
+        if hit.any():  # a hash is not proof: compare the ids where the hashes match
+            q = fixed_bytes(ids.filter(pl.Series(hit)))
+            w = self.ids.dtype.itemsize
+            same = (np.char.str_len(q) <= w) & (self.ids[at[hit]] == q.astype(f"S{w}"))
+            hit[np.flatnonzero(hit)[~same]] = False
+        return np.where(hit, at, -1)
 
     def code(self, ids: pl.Series) -> np.ndarray:
         """The node code of each id, -1 when it is not a node."""
-        if len(self.ids) == 0 or len(ids) == 0:
-            return np.full(len(ids), -1, np.int64)
-        q = fixed_bytes(ids)
-        w = self.ids.dtype.itemsize
-        fits = np.char.str_len(q) <= w
-        at = np.minimum(np.searchsorted(self.ids, q.astype(f"S{max(w, 1)}")), len(self.ids) - 1)
-        found = fits & (self.ids[at] == q.astype(f"S{max(w, 1)}"))
-        return np.where(found, self.codes[at], -1)
+        at = self.find(ids)
+        return np.where(at >= 0, self.codes[np.maximum(at, 0)] if len(self.codes) else -1, -1)
+
+    def save(self, sdir: Path, run: str) -> str:
+        name = f"nodes-{run}.npz"
+        np.savez(sdir / name, hashes=self.hashes, ids=self.ids, codes=self.codes, next_code=self.next_code)
+        return name
+
+    @classmethod
+    def load(cls, sdir: Path, name: str) -> _NodeTable:
+        with np.load(sdir / name) as z:
+            return cls(z["hashes"], z["ids"], z["codes"], int(z["next_code"]))
 
 
 def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
@@ -222,8 +245,8 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     plan = read_plan(home)
     if not plan["days"]:
         return 0
-    latest = pl.read_parquet(_state_dir(store) / plan["tables"]["latest"]).cast(LATEST_SCHEMA)
-    nodes = _Nodes(store, plan)
+    latest = pl.read_ipc(_state_dir(store) / plan["tables"]["latest"], memory_map=False).cast(LATEST_SCHEMA)
+    nodes = _NodeTable.load(_state_dir(store), plan["tables"]["nodes"])
     days = plan["days"][part::parts]
     for day in days:
         _build_day(store, day, latest.filter(pl.col("day") == day), nodes)
@@ -263,11 +286,11 @@ def day_edges(store: Store, day: str, decided: pl.DataFrame) -> pl.DataFrame:
     return build_edges(links, fulltext)
 
 
-def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _Nodes) -> None:
+def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _NodeTable) -> None:
     edges = day_edges(store, day, decided)
     src, dst = nodes.code(edges["citing_id"]), nodes.code(edges["cited_id"])
     keep = (src >= 0) & (dst >= 0)
-    edges = edges.filter(pl.Series(keep)).sort("citing_id", "cited_id")
+    edges = edges.filter(pl.Series(keep))
     path, codes = edge_file(store, day), _code_file(store, day)
     if edges.is_empty():
         path.unlink(missing_ok=True)
@@ -276,8 +299,11 @@ def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _Nodes) -> 
     with atomic_path(path) as tmp:
         edges.cast(EDGE_SCHEMA).write_parquet(tmp, compression="zstd", statistics=True)
     codes.parent.mkdir(parents=True, exist_ok=True)
+    via = (
+        edges["via"].replace_strict({v: i for i, v in enumerate(VIA_ORDER)}, return_dtype=pl.Int64).to_numpy()
+    )
     with atomic_path(codes) as tmp, open(tmp, "wb") as fh:
-        np.save(fh, np.stack([src[keep], dst[keep]], axis=1).astype(np.int64))
+        np.save(fh, np.stack([src[keep], dst[keep], via], axis=1).astype(np.int32))
 
 
 # --------------------------------------------------------------------------- finish
@@ -309,21 +335,25 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
             day = path.name.removeprefix("edges-").removesuffix(".parquet").removesuffix(".npy")
             if day not in plan["fingerprints"]:
                 path.unlink(missing_ok=True)
-    registry = pl.read_parquet(sdir / plan["tables"]["registry"])
-    nodes = _Nodes(store, plan)
-    is_node = np.zeros(registry.height, dtype=bool)
+    nodes = _NodeTable.load(sdir, plan["tables"]["nodes"])
+    is_node = np.zeros(nodes.next_code, dtype=bool)
     is_node[nodes.codes] = True
     parts = [np.load(f) for d in plan["fingerprints"] if (f := _code_file(store, d)).exists()]
-    pairs = np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
-    src, dst = pairs[:, 0].copy(), pairs[:, 1].copy()
-    del parts, pairs
+    rows = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+    del parts
+    rows = rows[
+        is_node[rows[:, 0]] & is_node[rows[:, 1]]
+    ]  # (a day built before its citation_links caught up)
+    src, dst = rows[:, 0], rows[:, 1]
     summary: dict = {"nodes": int(is_node.sum()), "edges": len(src)}
     if summary["nodes"]:
         summary.update(table2(is_node, src, dst))
         if plot is not None:
             k_in, k_out = code_degrees(len(is_node), src, dst)
             atomic_write_bytes(plot, degree_plot_from(k_in[is_node], k_out[is_node]))
-    summary["via"] = _via_counts(store, plan)
+    via = np.bincount(rows[:, 2], minlength=len(VIA_ORDER))
+    summary["via"] = {v: int(n) for v, n in zip(VIA_ORDER, via, strict=True) if n}
+    del rows, src, dst
     summary["stats_cpu_s"] = round(time.process_time() - c0, 3)
     new_state = {
         "version": VERSION,
@@ -333,19 +363,9 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
     }
     atomic_write_bytes(sdir / "state.json", json.dumps(new_state, sort_keys=True).encode())
     (sdir / "plan.json").unlink(missing_ok=True)
-    keep = {"state.json", "codes", "lock", *plan["tables"].values()}
-    keep |= {f"node_ids-{plan['run']}.npy", f"node_codes-{plan['run']}.npy"}
+    keep = {"state.json", "codes", *plan["tables"].values()}
     remove_paths([p for p in sdir.iterdir() if p.name not in keep])
     return {**summary, "mode": plan["mode"], "days_built": len(plan["days"])}
-
-
-def _via_counts(store: Store, plan: dict) -> dict[str, int]:
-    """Edges per ``via`` over every day file (the via column only)."""
-    files = [f for d in plan["fingerprints"] if (f := edge_file(store, d)).exists()]
-    if not files:
-        return {}
-    counts = pl.scan_parquet(files).group_by("via").len().collect()
-    return dict(counts.iter_rows())
 
 
 def update_graph(home: str | Path, plot: Path | None = None) -> dict:

@@ -70,9 +70,10 @@ from corpus.store import Store, atomic_write_bytes
 
 ASSET = "citation_links"
 STATE_DIR = "_state"
-STATE_VERSION = 4  # 4: shards, content fingerprints, entry index (other versions: a full run)
+STATE_VERSION = 5  # 5: shards, content fingerprints, entry index, IPC tables (other versions: full run)
 CHUNK_ENTRIES = 1_000_000  # entries linked per call in a full run: its memory, whatever the corpus
-REFREEZE = 4  # the gram order is frozen again when the link targets outgrew it this many times
+REFREEZE = 4  # the gram order is frozen again when the link targets outgrew it this many times,
+REFREEZE_UNTIL = 100_000  # as long as it was counted on fewer titles than this (then it is good)
 _EMPTY_LINKS = pl.DataFrame(schema=LINK_SCHEMA)
 
 
@@ -243,11 +244,15 @@ class _Shard:
 
     def table(self, key: str, schema: dict) -> pl.DataFrame:
         name = (self.state or {}).get(key)
-        return pl.read_parquet(self.dir / name).cast(schema) if name else pl.DataFrame(schema=schema)
+        return (
+            pl.read_ipc(self.dir / name, memory_map=False).cast(schema)
+            if name
+            else pl.DataFrame(schema=schema)
+        )
 
     def write_table(self, key: str, frame: pl.DataFrame) -> str:
-        name = f"{key}-{self.run}.parquet"
-        frame.write_parquet(self.dir / name, compression="zstd")
+        name = f"{key}-{self.run}.arrow"  # Arrow IPC, uncompressed: read and written whole every run
+        frame.write_ipc(self.dir / name, compression="uncompressed")
         if self.state and self.state.get(key):
             self.obsolete.append(self.rel(self.dir / self.state[key]))
         return name
@@ -478,7 +483,11 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
 
     lap("papers")
     index = TitleIndex(sh.dir / state["index_dir"], state["index"], t)
-    if targets.height >= REFREEZE * max(index.order.titles, 1) and targets.height > 1000:
+    if (
+        targets.height >= REFREEZE * max(index.order.titles, 1)
+        and targets.height > 1000
+        and (index.order.titles < REFREEZE_UNTIL)
+    ):
         index.refreeze(targets["norm_title"].fill_null("").to_list())
     index.papers.kill_citing(removed["id"])
     mine = touched.filter(pl.Series(shard_of(touched["id"], sh.n_shards) == sh.shard))

@@ -71,8 +71,8 @@ def read_papers(store: Store, days: list[str]) -> pl.DataFrame:
 
 
 def latest(rows: pl.DataFrame) -> pl.DataFrame:
-    """Each paper's row of its latest delivery, sorted by id."""
-    return rows.sort("day").unique("id", keep="last").sort("id")
+    """Each paper's row of its latest delivery."""
+    return rows.sort("day").unique("id", keep="last")
 
 
 @dataclass
@@ -111,7 +111,7 @@ def update(
     out_days = pl.Series(sorted(set(changed) | set(gone)), dtype=pl.String).implode()
     deliveries = pl.concat(
         [old_deliveries.filter(~pl.col("day").is_in(out_days)), new_rows.select("id", "day")]
-    ).sort("id", "day")
+    )
     affected = pl.concat(
         [old_deliveries.filter(pl.col("day").is_in(out_days))["id"], new_rows["id"]]
     ).unique()
@@ -130,7 +130,7 @@ def update(
     )
     after = _decided_rows(store, touched.drop_nulls("day"), new_rows, set(changed))
     before = old_latest.join(touched.select("id"), on="id", how="semi")
-    table = pl.concat([old_latest.join(touched.select("id"), on="id", how="anti"), after]).sort("id")
+    table = pl.concat([old_latest.join(touched.select("id"), on="id", how="anti"), after])
     return Change(deliveries, table, touched, before, after)
 
 

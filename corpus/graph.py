@@ -84,21 +84,16 @@ def _lexical_codes(*columns: pl.Series) -> tuple[list[np.ndarray], pl.Series]:
     """Strings of ``columns`` as int64 codes shared by all of them, in string order, and the
     distinct strings (``names[code]``); null is -1.
 
-    One hashing pass per column (a Categorical with its own categories) and a sort of the
-    distinct strings only: sorting, joining or de-duplicating the codes instead of the strings
-    of every row is what keeps the graph build fast and small at millions of edges.
+    One hashing pass per column (a cast to an Enum of the sorted distinct strings, whose
+    physical codes are then in string order) and a sort of the distinct strings only: sorting,
+    joining or de-duplicating the codes instead of the strings of every row is what keeps the
+    graph build fast and small at millions of edges.
     """
-    categories = pl.Categories.random()  # private: no other query assigns codes in it
-    cats = [c.cast(pl.String).cast(pl.Categorical(categories)) for c in columns]
-    names = categories.to_series()  # by code (read while ``cats`` holds the categories alive)
-    phys = [c.to_physical() for c in cats]
-    del cats
-    order = names.arg_sort().to_numpy()
-    rank = np.empty(len(names) + 1, dtype=np.int64)
-    rank[order] = np.arange(len(names), dtype=np.int64)
-    rank[len(names)] = -1  # null
-    codes = [rank[p.fill_null(len(names)).to_numpy()] for p in phys]
-    return codes, names.gather(order)
+    strings = [c.cast(pl.String) for c in columns]
+    names = pl.concat(strings).drop_nulls().unique().sort() if strings else pl.Series([], dtype=pl.String)
+    enum = pl.Enum(names)
+    codes = [s.cast(enum).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() for s in strings]
+    return codes, names
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:
@@ -216,6 +211,8 @@ def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     Each round hooks, for every edge joining two trees, the larger root under the
     smaller one, then compresses every path to its root; roots only ever point to
     smaller roots, so no cycle forms, and the loop ends when no edge joins two trees.
+    An edge then stands for the edge between its two old roots (its ends are in their
+    trees already), so each round reads only the edges that joined two trees in the last.
     """
     parent = np.arange(n, dtype=np.int64)
     while True:
@@ -230,6 +227,7 @@ def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
             if np.array_equal(grand, parent):
                 break
             parent = grand
+        src, dst = lo, hi
 
 
 # ---------------------------------------------------------------------------

@@ -391,6 +391,66 @@ class Segment:
             StringColumn.write(directory, name, frame[name])
         _save(directory / "link_t.npy", link_t)
 
+    @staticmethod
+    def merge(directory: Path, parts: list[Segment]) -> None:
+        """Write one segment of the live items of ``parts``: their arrays concatenated, rows
+        renumbered and sorted again, nothing computed again from the titles (the postings of an
+        item depend only on its set, its threshold and the fixed gram order)."""
+        directory.mkdir(parents=True)
+        live = [np.flatnonzero(p._alive(np.arange(p.n))) for p in parts]
+        width = max([p.citing.dtype.itemsize for p in parts] + [1])
+        citing = np.concatenate(
+            [np.asarray(p.citing[rows]).astype(f"S{width}") for p, rows in zip(parts, live, strict=True)]
+        )
+        order = np.argsort(citing, kind="stable")  # items sorted by citing_id again
+        new_pos = np.empty(len(order), np.int64)
+        new_pos[order] = np.arange(len(order))
+        # old row -> new row, per part (-1: dead)
+        maps, base = [], 0
+        for p, rows in zip(parts, live, strict=True):
+            m = np.full(p.n, -1, np.int64)
+            m[rows] = new_pos[base + np.arange(len(rows))]
+            maps.append(m)
+            base += len(rows)
+
+        def items(name: str) -> np.ndarray:
+            return np.concatenate(
+                [np.asarray(getattr(p, name)[rows]) for p, rows in zip(parts, live, strict=True)]
+            )[order]
+
+        _save(directory / "citing.npy", citing[order])
+        for name in ("size", "sig", "link_t"):
+            _save(directory / f"{name}.npy", items(name))
+        keys, rows_, sigs = [], [], []
+        for p, m in zip(parts, maps, strict=True):
+            new = m[np.asarray(p.post_row, dtype=np.int64)]
+            keep = new >= 0
+            keys.append(np.asarray(p.post_key)[keep])
+            rows_.append(new[keep])
+            sigs.append(np.asarray(p.post_sig)[keep])
+        key = np.concatenate(keys)
+        by_key = np.argsort(key, kind="stable")  # sorted runs: a merge
+        _save(directory / "post_key.npy", key[by_key])
+        _save(directory / "post_row.npy", np.concatenate(rows_)[by_key].astype(np.int32))
+        _save(directory / "post_sig.npy", np.concatenate(sigs)[by_key])
+        for kind in ("ax", "doi"):
+            ks, rs = [], []
+            for p, m in zip(parts, maps, strict=True):
+                new = m[np.asarray(getattr(p, f"{kind}_row"), dtype=np.int64)]
+                keep = new >= 0
+                ks.append(np.asarray(getattr(p, f"{kind}_key"))[keep])
+                rs.append(new[keep])
+            if kind == "ax":
+                w = max([k.dtype.itemsize for k in ks] + [1])
+                ks = [k.astype(f"S{w}") for k in ks]
+            k_all = np.concatenate(ks)
+            by = np.argsort(k_all, kind="stable")
+            _save(directory / f"{kind}_key.npy", k_all[by])
+            _save(directory / f"{kind}_row.npy", np.concatenate(rs)[by])
+        for name in ENTRY_FIELDS:
+            values = pl.concat([p.column(name).take(rows) for p, rows in zip(parts, live, strict=True)])
+            StringColumn.write(directory, name, values.gather(order))
+
     def _alive(self, rows: np.ndarray) -> np.ndarray:
         if len(self.dead) == 0 or len(rows) == 0:
             return np.ones(len(rows), bool)
@@ -616,12 +676,17 @@ class Side:
                         break
             if not group:
                 return
-            merged = pl.concat([self.live_fields(i) for i in group])
+            name = f"seg-{uuid.uuid4().hex}"
+            Segment.merge(self.index.root / name, [self.segments[i][1] for i in group])
             for i in group:
                 self.index.obsolete_paths.append(self.index.root / self.segments[i][0])
                 self.new_dead.pop(self.segments[i][0], None)
             self.segments = [s for k, s in enumerate(self.segments) if k not in group]
-            self.add(merged)
+            merged = Segment(self.index.root / name)
+            if merged.n:
+                self.segments.append((name, merged, None))
+            else:
+                self.index.obsolete_paths.append(self.index.root / name)
 
     def manifest(self) -> list[dict]:
         """Write the new dead lists; the segments as the manifest lists them."""
