@@ -275,7 +275,9 @@ def add_day(home: str, papers_per_day: int, touched: int, seed: int) -> dict:
     kept = recent.filter(pl.col("kept"))["id"]
     n_again = int(papers_per_day * 0.08)
     again = recent.sample(n_again, seed=seed)["id"]
-    fresh = [f"9{seed % 1000:03d}.{i:05d}" for i in range(papers_per_day - n_again)]  # unlike any generated id
+    fresh = [
+        f"9{seed % 1000:03d}.{i:05d}" for i in range(papers_per_day - n_again)
+    ]  # unlike any generated id
     ids = pl.Series(fresh + again.to_list(), dtype=pl.String)
     store.write_partition(
         "papers", new_day, pl.DataFrame({"id": ids, "version": 1, "kept": rng.random(len(ids)) < 0.9})

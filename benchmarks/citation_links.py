@@ -108,7 +108,9 @@ class Corpus:
         )
         copy = rng.random(m) < 0.7
         other = iter(generate_titles(int((~copy).sum()), rng))
-        e_titles = [perturb(self.titles[t], rng) if c else next(other) for t, c in zip(target, copy, strict=True)]
+        e_titles = [
+            perturb(self.titles[t], rng) if c else next(other) for t, c in zip(target, copy, strict=True)
+        ]
         ref = np.concatenate([np.arange(c) for c in counts]) if m else np.zeros(0, int)
         with_id = rng.random(m) < 0.15
         entries = pl.DataFrame(
@@ -118,7 +120,9 @@ class Corpus:
                 "title": e_titles,
                 "arxiv_id": [self.ids[t] if w else None for t, w in zip(target, with_id, strict=True)],
             }
-        ).with_columns(pl.col("title").str.to_lowercase().str.replace_all(r"[^\p{L}\p{N}]+", "").alias("norm_title"))
+        ).with_columns(
+            pl.col("title").str.to_lowercase().str.replace_all(r"[^\p{L}\p{N}]+", "").alias("norm_title")
+        )
         schema = bib_schema()
         entries = entries.with_columns(
             [pl.lit(None, t).alias(c) for c, t in schema.items() if c not in entries.columns]
