@@ -20,7 +20,8 @@ state (size and mtime first, a SHA-256 of the file only when they moved): unchan
 work at all. Otherwise, from the days that are new, changed or gone:
 
 * papers whose deciding delivery changed: their old entries leave (index and day file), their new
-  entries are linked against every paper;
+  entries are linked against every paper (exact ids against the table of papers, titles through
+  the papers' side of the index: no join over every title);
 * link targets that changed (new, dropped, new title or DOI): entries whose link pointed at an old
   target are relinked against every paper; every other old entry can only gain a link to a new
   target, found by lookups in the entry index (arXiv id, DOI, title prefix grams) and kept when it
@@ -33,8 +34,10 @@ per call), which also builds the index.
 
 Commits: new files are written under temporary names, then the new state.json lists the renames
 and deletions that publish them and is replaced atomically, then they are applied (and applied
-again by the next run if a crash came between): the state and the files never disagree for long
-and a crash loses nothing. One run per shard at a time (a file lock).
+again by the next run if a crash came between): a crash loses nothing and the next run finishes
+the commit before anything else. Each file is replaced atomically; a reader scanning every day
+file during a commit may see some days already new (as with any partitioned table being
+updated). One run per shard at a time (a file lock).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from corpus.linking import (
     ENTRY_COLUMNS,
     LINK_SCHEMA,
     TITLE_THRESHOLD,
-    VIA_RANK,
+    best_link,
     link_entries,
     link_exact,
     normalize_arxiv_ids,
@@ -143,6 +146,25 @@ def scan_links(store: Store) -> pl.LazyFrame:
     return pl.scan_parquet(root / "date=*" / "part-*.parquet", hive_partitioning=False).select(
         list(LINK_SCHEMA)
     )
+
+
+def links_by_definition(home: str | Path) -> pl.DataFrame:
+    """The links as defined, computed in memory from scratch: every bib entry of each paper's
+    latest delivery, linked by :func:`corpus.linking.link_entries` to the papers kept in their
+    latest delivery, sorted by entry_id. What the stored links must equal; small corpora only."""
+    store = Store(Path(home))
+    days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
+    if not days:
+        return _EMPTY_LINKS
+    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
+    latest = papers.sort("day").unique("id", keep="last")
+    entries = pl.concat(
+        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
+    )
+    decided = latest.select(pl.col("id").alias("citing_id"), "day")
+    entries = entries.join(decided, on=["citing_id", "day"], how="semi")
+    targets = latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
+    return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -650,17 +672,6 @@ def _stale(index: Side, removed: pl.DataFrame, latest: pl.DataFrame, edits: _Day
     return stale
 
 
-def _best(links: pl.DataFrame) -> pl.DataFrame:
-    """Per entry the first link in :func:`corpus.linking.link_entries`' order (via, -score, cited_id)."""
-    return (
-        links.with_columns(pl.col("via").replace_strict(VIA_RANK, return_dtype=pl.Int8).alias("_r"))
-        .sort(["entry_id", "_r", "score", "cited_id"], descending=[False, False, True, False])
-        .unique("entry_id", keep="first", maintain_order=True)
-        .select(list(LINK_SCHEMA))
-        .cast(LINK_SCHEMA)
-    )
-
-
 def _probe(
     index: Side, added: pl.DataFrame, latest: pl.DataFrame, edits: _DayEdits, stale: pl.DataFrame
 ) -> tuple[int, pl.DataFrame, pl.DataFrame]:
@@ -687,9 +698,9 @@ def _probe(
     cand = cand.join(stale.select("entry_id"), on="entry_id", how="anti")
     if cand.height == 0:
         return 0, _EMPTY_LINKS, none
-    best = _best(cand.select(list(LINK_SCHEMA)))
+    best = best_link(cand.select(list(LINK_SCHEMA)))
     stored = edits.current_of(best.select("entry_id", "citing_id"), latest)
-    merged = _best(pl.concat([stored, best]))
+    merged = best_link(pl.concat([stored, best]))
     changed = merged.join(stored, on=list(LINK_SCHEMA), how="anti", nulls_equal=True)
     for (day,), part in (
         changed.join(latest.select(pl.col("id").alias("citing_id"), "day"), on="citing_id")
@@ -757,6 +768,6 @@ def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> pl.Data
     exact = exact.join(entries.select("entry_id", "citing_id"), on="entry_id").with_columns(
         pl.lit(1.0).alias("score")
     )
-    return _best(
+    return best_link(
         pl.concat([exact.select(list(LINK_SCHEMA)), titled.select(list(LINK_SCHEMA))]).cast(LINK_SCHEMA)
     )

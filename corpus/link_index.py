@@ -375,18 +375,13 @@ class Segment:
         _save(directory / "post_key.npy", key[by_key])
         _save(directory / "post_row.npy", row[by_key].astype(np.int32))
         _save(directory / "post_sig.npy", sig0[row[by_key]])  # read in key order: no random gathers
-        ax = frame["arxiv_id"].fill_null("")
-        has = np.flatnonzero((ax.str.len_bytes() > 0).to_numpy())
-        ax_key = fixed_bytes(ax.gather(has))
-        by_ax = np.argsort(ax_key, kind="stable")
-        _save(directory / "ax_key.npy", ax_key[by_ax])
-        _save(directory / "ax_row.npy", has[by_ax].astype(np.int64))
-        doi = frame["doi"].fill_null("")
-        has = np.flatnonzero((doi.str.len_bytes() > 0).to_numpy())
-        doi_key = fnv1a(doi.gather(has))
-        by_doi = np.argsort(doi_key, kind="stable")
-        _save(directory / "doi_key.npy", doi_key[by_doi])
-        _save(directory / "doi_row.npy", has[by_doi].astype(np.int64))
+        for kind, column, keys in (("ax", "arxiv_id", fixed_bytes), ("doi", "doi", fnv1a)):
+            values = frame[column].fill_null("")  # a lookup: sorted keys and their rows
+            has = np.flatnonzero((values.str.len_bytes() > 0).to_numpy())
+            key = keys(values.gather(has))
+            by = np.argsort(key, kind="stable")
+            _save(directory / f"{kind}_key.npy", key[by])
+            _save(directory / f"{kind}_row.npy", has[by].astype(np.int64))
         for name in ENTRY_FIELDS:
             StringColumn.write(directory, name, frame[name])
         _save(directory / "link_t.npy", link_t)

@@ -15,10 +15,11 @@ from corpus.citation_links import (
     ASSET,
     CHUNK_ENTRIES,
     STATE_DIR,
+    links_by_definition,
     read_links,
     update_links,
 )
-from corpus.linking import ENTRY_COLUMNS, link_entries, normalize_title
+from corpus.linking import normalize_title
 from corpus.metadata import papers_frame
 from corpus.store import Store
 
@@ -58,19 +59,7 @@ def _full_links(store: Store, **kwargs) -> pl.DataFrame:
 
 
 def _reference(store: Store) -> pl.DataFrame:
-    """The links by definition, without corpus.citation_links: each paper's latest delivery
-    decides its row and its bibliography; its entries are linked to the kept papers."""
-    days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
-    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
-    latest = papers.sort("day").unique("id", keep="last")
-    entries = pl.concat(
-        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
-    )
-    entries = entries.join(
-        latest.select(pl.col("id").alias("citing_id"), "day"), on=["citing_id", "day"], how="semi"
-    )
-    targets = latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
-    return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
+    return links_by_definition(store.home)
 
 
 def _latest_days(store: Store) -> dict[str, str]:

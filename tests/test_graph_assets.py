@@ -11,8 +11,7 @@ import polars as pl
 import pytest
 
 from corpus.citation_graph import read_edges
-from corpus.citation_links import read_links
-from corpus.linking import link_entries
+from corpus.citation_links import links_by_definition, read_links
 from corpus.store import Store
 from corpus_assets.definitions import defs
 from resources.arxiv import ArxivResource
@@ -76,15 +75,7 @@ def _meta(result, asset):
 
 
 def _reference(home: Path) -> pl.DataFrame:
-    """The links by definition: every entry of a paper's latest delivery against the kept papers."""
-    papers = pl.read_parquet(home / "papers" / "date=*" / "*.parquet", hive_partitioning=True)
-    latest = papers.sort("date").unique("id", keep="last")
-    entries = pl.read_parquet(home / "bib_entries" / "date=*" / "*.parquet", hive_partitioning=True)
-    entries = entries.join(
-        latest.select(pl.col("id").alias("citing_id"), "date"), on=["citing_id", "date"], how="semi"
-    )
-    targets = latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
-    return link_entries(entries.select("entry_id", "citing_id", "arxiv_id", "doi", "norm_title"), targets)
+    return links_by_definition(home)
 
 
 def test_incremental_equals_full_recomputation(runs):

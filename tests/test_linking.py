@@ -14,9 +14,7 @@ from lxml import etree
 
 from corpus.linking import (
     LinkingInputError,
-    link_entries,
     link_exact,
-    link_incremental,
     link_titles,
     link_titles_exhaustive,
     min_overlap,
@@ -318,32 +316,38 @@ def _days(real, rng):
     return papers.with_columns(pl.Series("d", day)), entries
 
 
-def test_incremental_equals_full(real):
+def test_incremental_equals_full(real, tmp_path):
+    """Real titles (S2ORC metadata, Grobid bibliographies) over three days, then a fourth that
+    re-delivers five papers with a changed title and a re-parsed citing paper: citation_links
+    updated day by day equals link_entries over everything."""
+    from corpus.bibliography import bib_frame
+    from corpus.citation_links import links_by_definition, read_links, update_links
+    from corpus.metadata import papers_frame
+    from corpus.store import Store
+
     rng = np.random.default_rng(3)
     papers, entries = _days(real, rng)
-    e_cols = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
-    p_cols = ["paper_id", "doi", "norm_title"]
-    old_p, old_e = (
-        papers.filter(pl.col("d") == 0).select(p_cols),
-        entries.filter(pl.col("d") == 0).select(e_cols),
-    )
-    links = link_entries(old_e, old_p)
-    for day in (1, 2):
-        new_p = papers.filter(pl.col("d") == day).select(p_cols)
-        new_e = entries.filter(pl.col("d") == day).select(e_cols)
-        if day == 2:
-            # a re-delivered paper with a changed title, and a re-parsed citing paper
-            changed = old_p.head(5).with_columns(pl.lit("completelydifferenttitlenow").alias("norm_title"))
-            new_p = pl.concat([new_p, changed])
-            cid = old_e["citing_id"][0]
-            new_e = pl.concat([new_e, old_e.filter(pl.col("citing_id") == cid).head(2)])
-        links = link_incremental(links, old_e, old_p, new_e, new_p)
-        old_e = pl.concat([old_e.join(new_e.select("citing_id").unique(), on="citing_id", how="anti"), new_e])
-        old_p = pl.concat([old_p.join(new_p.select("paper_id"), on="paper_id", how="anti"), new_p])
-        full = link_entries(old_e, old_p)
-        assert links.height > 500
-        assert links.equals(full), f"day {day}"
-    assert set(links["via"].unique()) == {"arxiv_id", "title"}
+    store = Store(tmp_path)
+    for day in (0, 1, 2, 3):
+        p = papers.filter(pl.col("d") == day)
+        e = entries.filter(pl.col("d") == day)
+        if day == 3:  # new versions: changed titles, one bibliography delivered again
+            p = papers.head(5).with_columns(pl.lit("completelydifferenttitlenow").alias("norm_title"))
+            cid = entries["citing_id"][0]
+            p = pl.concat([p, papers.filter(pl.col("paper_id") == cid)])
+            e = entries.filter(pl.col("citing_id") == cid).head(2)
+        rows = [
+            {"id": r["paper_id"], "norm_title": r["norm_title"], "kept": True}
+            for r in p.iter_rows(named=True)
+        ]
+        store.write_partition("papers", f"2021-05-0{day + 1}", papers_frame(rows))
+        bib = [{**r, "ref_id": r["entry_id"]} for r in e.drop("d").iter_rows(named=True)]
+        store.write_partition("bib_entries", f"2021-05-0{day + 1}", bib_frame(bib))
+        summary = update_links(tmp_path)
+        assert summary["mode"] == ("full" if day == 0 else "incremental")
+        full = links_by_definition(tmp_path)
+        assert read_links(store).equals(full), f"day {day}"
+    assert full.height > 500 and set(full["via"].unique()) == {"arxiv_id", "title"}
 
 
 def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
