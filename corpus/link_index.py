@@ -1,5 +1,6 @@
-"""A persisted index of bibliography entries: how a new day's papers find the old entries they
-could link, without reading every old entry (used by :mod:`corpus.citation_links`).
+"""A persisted index of bibliography entries and of the papers they may link: how a new day's
+papers find the old entries they could link, and its entries the papers, without reading every
+old entry or joining every title (used by :mod:`corpus.citation_links`).
 
 After a full link, a new day changes the links of few old entries: those that a new paper now
 links better (by arXiv id, DOI or title) and those whose link pointed at a paper that changed.
@@ -7,26 +8,28 @@ Both are found here by lookups, never by a scan:
 
 * arXiv id and DOI: sorted arrays of the entries' normalised ids (a binary search reads a few
   pages of a memory-mapped file);
-* title: the prefix filter of :func:`corpus.linking.link_titles`, turned around. Each entry's
+* title: the prefix filter of :func:`corpus.linking.link_titles`, turned around. Each item's
   prefix 3-grams (its ``y - k(y) + 1`` rarest under one fixed global order, k as in
-  :func:`corpus.linking.min_overlap`) are postings sorted by ``(gram rank, set size)``; a new
-  title looks its own prefix grams up, within the size window and the position bound, keeps the
-  rows that pass the signature bound, and the survivors are scored exactly from their titles.
-  Every pair with ``S > t`` meets at its first common gram (proof in link_titles), so nothing
-  is lost.
+  :func:`corpus.linking.min_overlap`; shorter for an entry whose stored link already has a high
+  score) are postings sorted by ``(gram rank, short prefix or not, set size)``; a batch of
+  titles looks its own prefix grams up within the size window and the position bound
+  (:class:`QueryPlan`), keeps the rows that pass the signature bounds, and the survivors are
+  scored exactly from their titles. Every pair with ``S > t`` meets at its first common gram
+  (proof in link_titles), so nothing is lost.
 
 The global order may never change once postings exist (both sides must rank a gram alike): it is
-frozen from the titles of a full run, rarest first, and only extended: a gram first seen later
-gets a new rank below every frozen one (it is rare). Any fixed order is correct; frequency order
-keeps prefixes selective, so the order is frozen again (and the index rebuilt from its own titles)
-when the corpus has grown 4x since.
+frozen from the paper titles of a full run, rarest first, and only extended: a gram first seen
+later gets a new rank below every frozen one (it is rare). Any fixed order is correct; frequency
+order keeps prefixes selective, so while it was counted on few titles it is frozen again (and the
+index rebuilt from its own items) when the corpus has grown 4x (corpus.citation_links).
 
 Storage under one directory, files never modified: ``order-<id>/`` (the order) and ``seg-<id>/``
-segments of entries (or papers), ``.npy`` arrays read memory-mapped. Each update adds a segment with its new
-entries; entries that leave (their paper was delivered again) go on a per-segment dead list;
-four segments of one size tier are merged into one (live entries only), up to
-``MAX_SEGMENT`` entries, so a lookup reads O(log n) segments and an entry is rebuilt a few times
-at most. Not Parquet: a lookup must read only the pages it needs, Parquet decodes whole row groups.
+segments of entries or of papers, ``.npy`` arrays read memory-mapped. Each update adds a segment
+of new items; items that leave (a paper delivered again, a link target dropped) go on a
+per-segment dead list; four segments of one size tier are merged into one (live items only, the
+arrays renumbered, nothing recomputed), up to ``MAX_SEGMENT`` items, so a lookup reads O(log n)
+segments. Not Parquet: a lookup must read only the pages it needs, Parquet decodes whole row
+groups.
 """
 
 from __future__ import annotations
@@ -316,7 +319,8 @@ class QueryPlan:
 
 
 class Segment:
-    """Entries sorted by ``citing_id`` with their title postings and id lookups (read-only)."""
+    """Items (entries, or papers keyed by their own id) sorted by ``citing_id``, with their title
+    postings and id lookups (read-only)."""
 
     def __init__(self, directory: Path, dead: np.ndarray | None = None):
         self.dir = directory
