@@ -439,3 +439,11 @@ def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     want_doi = {(k, e) for k, d in enumerate(["10.1/x5", "10.1/x25", "10.1/x3"]) for e in
                 live.filter(pl.col("doi") == d)["entry_id"]}  # fmt: skip
     assert got == want_doi and got
+    # most entries leave: the mostly dead segment is rewritten alone, and still finds the rest
+    gone = [f"2101.{i:05d}" for i in range(400) if i % 5]
+    reopened.kill_citing(pl.Series(gone))
+    reopened.compact()
+    rest = live.filter(~pl.col("citing_id").is_in(gone))
+    assert reopened.live == rest.height and all(len(s.dead) == 0 for _, s, _ in reopened.segments)
+    want = {(q, rest["entry_id"][e]) for q, e in _all_pairs(queries, rest["norm_title"].to_list(), 0.8)}
+    assert found(reopened) == want and want
