@@ -84,21 +84,16 @@ def _lexical_codes(*columns: pl.Series) -> tuple[list[np.ndarray], pl.Series]:
     """Strings of ``columns`` as int64 codes shared by all of them, in string order, and the
     distinct strings (``names[code]``); null is -1.
 
-    One hashing pass per column (a Categorical with its own categories) and a sort of the
-    distinct strings only: sorting, joining or de-duplicating the codes instead of the strings
-    of every row is what keeps the graph build fast and small at millions of edges.
+    One hashing pass per column (a cast to an Enum of the sorted distinct strings, whose
+    physical codes are then in string order) and a sort of the distinct strings only: sorting,
+    joining or de-duplicating the codes instead of the strings of every row is what keeps the
+    graph build fast and small at millions of edges.
     """
-    categories = pl.Categories.random()  # private: no other query assigns codes in it
-    cats = [c.cast(pl.String).cast(pl.Categorical(categories)) for c in columns]
-    names = categories.to_series()  # by code (read while ``cats`` holds the categories alive)
-    phys = [c.to_physical() for c in cats]
-    del cats
-    order = names.arg_sort().to_numpy()
-    rank = np.empty(len(names) + 1, dtype=np.int64)
-    rank[order] = np.arange(len(names), dtype=np.int64)
-    rank[len(names)] = -1  # null
-    codes = [rank[p.fill_null(len(names)).to_numpy()] for p in phys]
-    return codes, names.gather(order)
+    strings = [c.cast(pl.String) for c in columns]
+    names = pl.concat(strings).drop_nulls().unique().sort() if strings else pl.Series([], dtype=pl.String)
+    enum = pl.Enum(names)
+    codes = [s.cast(enum).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() for s in strings]
+    return codes, names
 
 
 def _distinct(a: np.ndarray) -> np.ndarray:
@@ -216,6 +211,8 @@ def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     Each round hooks, for every edge joining two trees, the larger root under the
     smaller one, then compresses every path to its root; roots only ever point to
     smaller roots, so no cycle forms, and the loop ends when no edge joins two trees.
+    An edge then stands for the edge between its two old roots (its ends are in their
+    trees already), so each round reads only the edges that joined two trees in the last.
     """
     parent = np.arange(n, dtype=np.int64)
     while True:
@@ -230,6 +227,7 @@ def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
             if np.array_equal(grand, parent):
                 break
             parent = grand
+        src, dst = lo, hi
 
 
 # ---------------------------------------------------------------------------
@@ -351,11 +349,22 @@ def graph_stats(edges: pl.DataFrame, nodes: pl.Series, min_tail: int = 50) -> di
     weakly connected component / N), ``isolated_share`` (in = out = 0) and
     ``edges_outside`` (edges with an end that is not a node, left out).
     """
-    k_in, k_out, src, dst, dropped = degrees(edges, nodes)
-    n = len(k_in)
+    n, src, dst, dropped = _index(edges, nodes)
     if n == 0:
         raise GraphInputError("graph_stats needs at least one node")
-    labels = weak_components(n, src, dst)
+    return {**table2(np.ones(n, dtype=bool), src, dst, min_tail), "edges_outside": dropped}
+
+
+def table2(is_node: np.ndarray, src: np.ndarray, dst: np.ndarray, min_tail: int = 50) -> dict:
+    """Table 2 of a graph given as integer codes: ``is_node[code]`` marks the nodes (other codes
+    are ignored), ``src -> dst`` the distinct non-loop edges between nodes. See graph_stats."""
+    k_in, k_out = code_degrees(len(is_node), src, dst)
+    labels = weak_components(len(is_node), src, dst)
+    nodes = np.flatnonzero(is_node)
+    n = len(nodes)
+    if n == 0:
+        raise GraphInputError("graph statistics need at least one node")
+    k_in, k_out = k_in[nodes], k_out[nodes]
     fit_in, fit_out = powerlaw_fit(k_in, min_tail=min_tail), powerlaw_fit(k_out, min_tail=min_tail)
     return {
         "nodes": n,
@@ -365,18 +374,28 @@ def graph_stats(edges: pl.DataFrame, nodes: pl.Series, min_tail: int = 50) -> di
         "alpha_out": fit_out.alpha,
         "xmin_in": fit_in.xmin,
         "xmin_out": fit_out.xmin,
-        "wcc_share": float(np.bincount(labels).max() / n),
+        "wcc_share": float(np.bincount(labels[nodes]).max() / n),
         "isolated_share": float(np.mean((k_in == 0) & (k_out == 0))),
-        "edges_outside": dropped,
     }
+
+
+def code_degrees(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(in-degree, out-degree) of codes ``0..n-1``."""
+    return np.bincount(dst, minlength=n), np.bincount(src, minlength=n)
 
 
 def degree_plot_png(edges: pl.DataFrame, nodes: pl.Series) -> bytes:
     """PNG of P(k) for in- and out-degrees on log-log axes (zero degrees cannot be shown)."""
+
+    k_in, k_out, *_ = degrees(edges, nodes)
+    return degree_plot_from(k_in, k_out)
+
+
+def degree_plot_from(k_in: np.ndarray, k_out: np.ndarray) -> bytes:
+    """:func:`degree_plot_png` from the nodes' in- and out-degrees."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    k_in, k_out, *_ = degrees(edges, nodes)
     fig = Figure(figsize=(6, 4.5), dpi=100, layout="constrained")  # room for the axis labels
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()

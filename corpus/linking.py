@@ -60,7 +60,9 @@ LINK_SCHEMA = {
 _SLICE_ROWS = 2_000_000
 _SIGNATURE_ROWS = 200_000  # titles per block in _signatures
 _ENTRY_BLOCK = 50_000  # entries whose prefix queries are built at once
-_WORKERS = min(2, os.cpu_count() or 1)  # DESIGN.md: 2 cores
+# Threads over entry blocks: the machine's cores, at most 8 (each holds a slice of join rows,
+# ~200 MB; beyond that shards of citation_links use more cores, see corpus.citation_links).
+_WORKERS = max(1, min(os.cpu_count() or 1, 8))
 _EPS = 1e-9
 
 
@@ -221,10 +223,16 @@ def _chunks(titles: list[str]) -> Iterator[tuple[int, list[str]]]:
 class _Vocab:
     codes: np.ndarray  # sorted distinct codes
     rank: np.ndarray  # rank[k] = global order of codes[k] (rarest first)
+    space: int = 0  # every rank is below it (0: the number of codes, ranks 0..size-1)
 
     @property
     def size(self) -> int:
         return len(self.codes)
+
+    @property
+    def bound(self) -> int:
+        """An exclusive upper bound of the ranks (at least 1): keys pack ``row * bound + rank``."""
+        return max(self.space or self.size, 1)
 
 
 def _vocab(sides: list[list[str]]) -> _Vocab:
@@ -259,7 +267,7 @@ class _Sets:
 
 
 def _sets(titles: list[str], vocab: _Vocab) -> _Sets:
-    v = np.int64(max(vocab.size, 1))
+    v = np.int64(vocab.bound)
     ranks_parts, sizes_parts = [], []
     for _, chunk in _chunks(titles):
         row, code = _codes(chunk)
@@ -404,7 +412,7 @@ def link_titles(
     )
 
     e_best, p_best, s_best = [], [], []
-    for e_row, p_row, score in _title_pairs(es, ps, vocab.size, t, self_row):
+    for e_row, p_row, score in _title_pairs(es, ps, vocab.bound, t, self_row):
         e_r, p_r, s_r = _pick_best(e_row, p_row, score, p_order)
         e_best.append(e_r)
         p_best.append(p_r)
@@ -782,7 +790,7 @@ def link_exact(entries: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
 
 
 # ---------------------------------------------------------------------------
-# Everything together, and incrementally
+# Everything together
 # ---------------------------------------------------------------------------
 
 ENTRY_COLUMNS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
@@ -796,7 +804,7 @@ def link_entries(
 
     Per entry the link is the minimum of (via rank: arxiv_id < doi < title,
     -score, cited_id): that lexicographic rule is what makes incremental linking
-    equal to a full recomputation (:func:`link_incremental`).
+    equal to a full recomputation (:func:`best_link`, corpus.citation_links).
     """
     ent = _require(entries, "entries", ENTRY_COLUMNS, "entry_id")
     pap = _require(papers, "papers", PAPER_COLUMNS, "paper_id")
@@ -814,96 +822,14 @@ def link_entries(
     )
 
 
-def _best_of(links: pl.DataFrame) -> pl.DataFrame:
+def best_link(links: pl.DataFrame) -> pl.DataFrame:
+    """Per entry the first link in :func:`link_entries`' order (via rank, -score, cited_id): the
+    link of an entry among several candidates, which is what lets citation_links combine a stored
+    link with one to a new paper and get what a full relink gives."""
     return (
         links.with_columns(pl.col("via").replace_strict(VIA_RANK, return_dtype=pl.Int8).alias("_r"))
         .sort(["entry_id", "_r", "score", "cited_id"], descending=[False, False, True, False])
         .unique("entry_id", keep="first", maintain_order=True)
         .select(list(LINK_SCHEMA))
+        .cast(LINK_SCHEMA)
     )
-
-
-def link_incremental(
-    prev_links: pl.DataFrame,
-    old_entries: pl.DataFrame,
-    old_papers: pl.DataFrame,
-    new_entries: pl.DataFrame,
-    new_papers: pl.DataFrame,
-    threshold: float = TITLE_THRESHOLD,
-    replaced_ids: pl.Series | None = None,
-) -> pl.DataFrame:
-    """Links after a new day lands, equal to ``link_entries(all entries, all papers)``.
-
-    ``prev_links`` must be ``link_entries(old_entries, old_papers)``.  Semantics of
-    a new day: its entries replace every old entry of the same ``citing_id`` (a
-    re-parsed paper brings its whole bibliography); its papers replace old papers
-    with the same ``paper_id``.  ``replaced_ids`` names papers the new day
-    delivers again whatever became of them: their old paper row and old entries
-    go even when the new delivery is not a kept paper or has no bibliography (a
-    new version that fails a filter leaves the graph, its old references too).
-
-    Work done: the new (and re-delivered) entries, and old entries whose link
-    pointed at a re-delivered paper, are linked against all papers; every other
-    old entry is linked against the new papers only, and its link becomes the
-    better of the previous one and the new one under the :func:`link_entries`
-    order.  Not only unlinked old entries are re-examined: a title-linked entry
-    can find a higher score, and any non-arXiv link can be beaten by an exact
-    link to a new paper; only entries linked by arXiv id are final.  Since the
-    link is the minimum of a fixed order over all candidates, the minimum over
-    (old papers, new papers) equals the minimum over all papers.
-    """
-    t = _check_threshold(threshold)
-    old_e = _require(old_entries, "old_entries", ENTRY_COLUMNS, "entry_id")
-    new_e = _require(new_entries, "new_entries", ENTRY_COLUMNS, "entry_id")
-    old_p = _require(old_papers, "old_papers", PAPER_COLUMNS, "paper_id")
-    new_p = _require(new_papers, "new_papers", PAPER_COLUMNS, "paper_id")
-    prev = _require(prev_links, "prev_links", list(LINK_SCHEMA), "entry_id").cast(LINK_SCHEMA)
-
-    replaced = pl.DataFrame(
-        {"paper_id": [] if replaced_ids is None else replaced_ids}, schema={"paper_id": pl.String}
-    )
-    new_citing = pl.concat([new_e.select("citing_id"), replaced.rename({"paper_id": "citing_id"})]).unique()
-    kept_e = old_e.join(new_citing, on="citing_id", how="anti")
-    redelivered = pl.concat([new_p.select("paper_id"), replaced]).unique()
-    papers_all = pl.concat([old_p.join(redelivered, on="paper_id", how="anti"), new_p])
-    clash = kept_e.join(new_e, on="entry_id", how="inner")
-    if clash.height:
-        raise LinkingInputError(
-            f"new entries reuse entry_id of other papers' old entries, e.g. {clash['entry_id'].head(3).to_list()}"
-        )
-
-    merged, stale = carry_forward(prev, kept_e, new_p, redelivered["paper_id"], t)
-    full = link_entries(pl.concat([new_e, stale]), papers_all, t)
-    return pl.concat([merged, full]).select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id")
-
-
-def carry_forward(
-    prev_links: pl.DataFrame,
-    entries: pl.DataFrame,
-    new_papers: pl.DataFrame,
-    redelivered: pl.Series,
-    threshold: float = TITLE_THRESHOLD,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Old links brought up to date with new papers, looking at no old paper.
-
-    ``entries`` are old entries that stay (their citing paper was not delivered
-    again), ``prev_links`` their links (rows of other entries are ignored), and
-    ``redelivered`` the ids of papers the new days deliver again. Returns the
-    links of the entries that need nothing else (the better of the old link and
-    one to a new paper; links by arXiv id are final) and the entries whose old
-    link pointed at a re-delivered paper: those must be linked against all
-    papers. Works on any subset of the old entries, so a corpus can be carried
-    forward a chunk at a time (:mod:`corpus.citation_links`).
-    """
-    t = _check_threshold(threshold)
-    ent = _require(entries, "entries", ENTRY_COLUMNS, "entry_id")
-    ids = pl.DataFrame({"paper_id": redelivered}, schema={"paper_id": pl.String})
-    prev = prev_links.join(ent.select("entry_id"), on="entry_id", how="semi").cast(LINK_SCHEMA)
-    stale = prev.join(ids, left_on="cited_id", right_on="paper_id", how="semi").select("entry_id")
-    keep = ent.join(stale, on="entry_id", how="anti")
-    final = prev.filter(pl.col("via") == "arxiv_id").select("entry_id")
-    probe = keep.join(final, on="entry_id", how="anti")
-    against_new = link_entries(probe, new_papers, t)
-    carried = prev.join(keep.select("entry_id"), on="entry_id", how="semi")
-    merged = _best_of(pl.concat([carried.select(list(LINK_SCHEMA)), against_new]))
-    return merged.cast(LINK_SCHEMA), ent.join(stale, on="entry_id", how="semi")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 
 import polars as pl
 import pytest
@@ -13,10 +14,9 @@ from corpus.bibliography import bib_frame
 from corpus.citation_links import (
     ASSET,
     CHUNK_ENTRIES,
-    STATE_FILE,
-    latest_delivery,
+    STATE_DIR,
+    links_by_definition,
     read_links,
-    read_state,
     update_links,
 )
 from corpus.linking import normalize_title
@@ -50,14 +50,24 @@ def _day(store: Store, day: str, papers: list[dict], entries: list[dict]) -> Non
 
 def _full_links(store: Store, **kwargs) -> pl.DataFrame:
     """What a first run over the same days gives (in a copy of the store without links)."""
-    import shutil
-
     copy = Store(store.home.parent / f"{store.home.name}-full")
     shutil.rmtree(copy.home, ignore_errors=True)
     shutil.copytree(store.home, copy.home, ignore=shutil.ignore_patterns(ASSET))
     summary = update_links(copy.home, **kwargs)
     assert summary["mode"] == "full"
     return read_links(copy)
+
+
+def _reference(store: Store) -> pl.DataFrame:
+    return links_by_definition(store.home)
+
+
+def _latest_days(store: Store) -> dict[str, str]:
+    days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
+    rows = pl.concat(
+        [store.read_partition("papers", d).select("id").with_columns(pl.lit(d).alias("day")) for d in days]
+    )
+    return dict(rows.group_by("id").agg(pl.col("day").max()).iter_rows())
 
 
 @pytest.mark.parametrize("chunk", [CHUNK_ENTRIES, 1])
@@ -82,7 +92,7 @@ def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_dec
     summary = update_links(tmp_path, chunk_entries=chunk)
     assert summary["mode"] == "incremental" and summary["new_entries"] == 2
     links = read_links(store)
-    assert links.equals(_full_links(store))
+    assert links.equals(_full_links(store)) and links.equals(_reference(store))
     cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
     assert "2101.00002#b0" not in cited  # the dropped version's old bibliography is gone
     assert "2101.00001#b0" not in cited  # nothing links to a paper that left the corpus
@@ -98,51 +108,162 @@ def test_redelivered_papers_are_linked_incrementally_and_the_latest_delivery_dec
     ])  # fmt: skip
     assert update_links(tmp_path, chunk_entries=chunk)["mode"] == "incremental"
     links = read_links(store)
-    assert links.equals(_full_links(store))
+    assert links.equals(_full_links(store)) and links.equals(_reference(store))
     cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
     assert "2101.00002#b0" not in cited and cited["2101.00005#b0"] == "2101.00004"
-    latest = dict(latest_delivery(store, store.partitions("papers")).iter_rows())
+    latest = _latest_days(store)
     assert latest["2101.00002"] == "2021-01-05" and latest["2101.00005"] == "2021-01-03"
 
-    # Day 4: only a paper that is dropped at once: old days are carried over as they are
-    before = {p.name: p.stat().st_ino for p in store.asset_dir(ASSET).glob("date=*/part-0.parquet")}
+    # Day 4: only a paper that is dropped at once: no day file is rewritten
+    files = sorted(store.asset_dir(ASSET).glob("date=*/part-*.parquet"))
+    before = {p: p.stat().st_mtime_ns for p in files}
     _day(store, "2021-01-06", [_paper("2101.00006", "Un article en francais", kept=False)], [])
-    assert update_links(tmp_path, chunk_entries=chunk)["mode"] == "incremental"
+    summary = update_links(tmp_path, chunk_entries=chunk)
+    assert summary["mode"] == "incremental" and summary["days_rewritten"] == 0
     assert read_links(store).equals(links)
-    after = {p.name: p.stat().st_ino for p in store.asset_dir(ASSET).glob("date=*/part-0.parquet")}
-    assert after == before  # hard links: nothing rewritten
+    assert {p: p.stat().st_mtime_ns for p in files} == before
+
+    # Day 5: 2101.00006 again, now kept: old entries that cite its title link to it, and only
+    # the day file holding them is rewritten
+    _day(store, "2021-01-07", [_paper("2101.00006", TITLES["2101.00002"])], [])
+    summary = update_links(tmp_path, chunk_entries=chunk)
+    assert summary["mode"] == "incremental" and summary["changed"] >= 1
+    links = read_links(store)
+    assert links.equals(_reference(store))
+    assert dict(zip(links["entry_id"], links["cited_id"], strict=True))["2101.00001#b0"] == "2101.00006"
 
 
-def test_random_days_incremental_equals_full(tmp_path):
-    """Sixty papers over six days, a third delivered again (title changes, drops), entries
-    that copy titles with noise or cite arXiv ids: after every day, incremental == full."""
-    rng = random.Random(7)
+def _random_day(rng: random.Random, ids: list[str], title: dict[str, str], words: list[str], n: int):
+    papers, entries = [], []
+    for pid in rng.sample(ids, n):
+        if rng.random() < 0.3:
+            title[pid] = " ".join(rng.sample(words, rng.randint(4, 8)))
+        doi = f"10.1000/{pid}" if rng.random() < 0.3 else None
+        papers.append(_paper(pid, title[pid], kept=rng.random() > 0.15) | {"doi": doi})
+        for k in range(rng.randint(0, 6)):
+            target = rng.choice(ids)
+            row = _entry(pid, k, title[target] if rng.random() < 0.8 else target.upper())
+            if rng.random() < 0.2:
+                row["arxiv_id"] = f"arXiv:{target}" if rng.random() < 0.5 else target
+            if rng.random() < 0.2:
+                row["doi"] = f"https://doi.org/10.1000/{target}"
+            entries.append(row)
+    return papers, entries
+
+
+@pytest.mark.parametrize(("n_shards", "chunk"), [(1, 7), (3, CHUNK_ENTRIES)])
+def test_random_days_incremental_equals_full(tmp_path, n_shards, chunk):
+    """Sixty papers over eight days materialised out of order, a third delivered again (title,
+    DOI and filter changes), one day re-materialised with other content, one deleted, one
+    re-written with the same bytes: after every step, incremental == full == the definition."""
+    rng = random.Random(7 + n_shards)
     words = (
         "graph neural network language model learning deep sparse attention quantum field "
         "theory dark matter galaxy survey protein folding spectral method optimal transport".split()
     )
     title = {f"2101.{i:05d}": " ".join(rng.sample(words, rng.randint(4, 8))) for i in range(60)}
     ids = sorted(title)
-    store = Store(tmp_path)
-    days = [f"2021-02-{d:02d}" for d in (3, 1, 5, 2, 6, 4)]  # materialised out of order
-    for n, day in enumerate(days):
-        papers, entries = [], []
-        for pid in rng.sample(ids, 18):
-            if rng.random() < 0.3:
-                title[pid] = " ".join(rng.sample(words, rng.randint(4, 8)))
-            papers.append(_paper(pid, title[pid], kept=rng.random() > 0.15))
-            for k in range(rng.randint(0, 5)):
-                target = rng.choice(ids)
-                row = _entry(pid, k, title[target] if rng.random() < 0.8 else target.upper())
-                if rng.random() < 0.2:
-                    row["arxiv_id"] = target
-                entries.append(row)
-        _day(store, day, papers, entries)
-        summary = update_links(tmp_path, chunk_entries=7)
-        assert summary["mode"] == ("full" if n == 0 else "incremental")
+    store = Store(tmp_path / "data")
+    days = [f"2021-02-{d:02d}" for d in (3, 1, 5, 2, 6, 4, 8, 7)]
+    modes = []
+    for day in days + ["again", "delete", "same"]:
+        if day == "again":  # an old day comes back with other papers and entries
+            day = days[1]
+            _day(store, day, *_random_day(rng, ids, title, words, 18))
+        elif day == "delete":  # a day disappears: its papers fall back to earlier deliveries
+            shutil.rmtree(store.partition_dir("papers", days[4]))
+        elif day == "same":  # re-materialised with the same content: nothing to do
+            frame = store.read_partition("papers", days[2])
+            store.write_partition("papers", days[2], frame)
+        else:
+            _day(store, day, *_random_day(rng, ids, title, words, 18))
+        summary = update_links(store.home, n_shards=n_shards, chunk_entries=chunk)
+        modes.append(summary["mode"])
         links = read_links(store)
-        assert links.equals(_full_links(store)), day
+        assert links.equals(_reference(store)), day
+        assert links.equals(_full_links(store, n_shards=n_shards, chunk_entries=chunk)), day
+        assert summary["links"] == links.height
+        assert summary["via"] == dict(links.group_by("via").len().iter_rows())
+    assert modes == ["full"] + ["incremental"] * 9 + ["unchanged"]
     assert read_links(store).height > 50
+    assert {p.name for p in store.asset_dir(ASSET).glob("date=*/*.parquet")} <= {
+        f"part-{s}.parquet" for s in range(n_shards)
+    }
+
+
+def test_shards_union_equals_one_shard(tmp_path):
+    rng = random.Random(3)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    title = {f"2102.{i:05d}": " ".join(rng.sample(words, rng.randint(4, 7))) for i in range(80)}
+    one, many = Store(tmp_path / "one"), Store(tmp_path / "many")
+    for d in range(4):
+        papers, entries = _random_day(rng, sorted(title), title, words, 25)
+        for store in (one, many):
+            _day(store, f"2021-03-{d + 1:02d}", papers, entries)
+        update_links(one.home, n_shards=1)
+        summary = update_links(many.home, n_shards=4)
+        assert summary["shards"] == 4
+        assert read_links(many).equals(read_links(one))
+    shards = {p.name for p in many.asset_dir(ASSET).glob("date=*/part-*.parquet")}
+    assert len(shards) > 1
+    # another number of shards: everything is laid out again, with the same links
+    assert update_links(many.home, n_shards=2)["mode"] == "full"
+    assert read_links(many).equals(read_links(one))
+    assert {p.name for p in many.asset_dir(ASSET).glob("date=*/part-*.parquet")} <= {
+        "part-0.parquet",
+        "part-1.parquet",
+    }
+
+
+def test_link_shard_needs_the_layout(tmp_path):
+    from corpus.citation_links import link_shard, prepare_links
+
+    store = Store(tmp_path)
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
+         [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
+    with pytest.raises(ValueError, match="prepare_links"):
+        link_shard(tmp_path, 0, 2)
+    assert prepare_links(tmp_path, 2) and not prepare_links(tmp_path, 2)
+    with pytest.raises(ValueError, match="not in 0..1"):
+        link_shard(tmp_path, 2, 2)
+    summaries = [link_shard(tmp_path, s, 2) for s in (1, 0)]
+    assert sum(s["links"] for s in summaries) == 1
+
+
+def test_a_crash_between_state_and_files_is_finished_by_the_next_run(tmp_path, monkeypatch):
+    from corpus import citation_links
+
+    store = Store(tmp_path)
+    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
+         [_entry("2101.00001", 0, TITLES["2101.00003"])])  # fmt: skip
+    update_links(tmp_path)
+    _day(store, "2021-01-05", [_paper("2101.00003"), _paper("2101.00004")],
+         [_entry("2101.00004", 0, TITLES["2101.00001"])])  # fmt: skip
+    real = citation_links._Shard._apply
+    calls = []
+
+    def crash(self, pending):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("power cut")
+        real(self, pending)
+
+    monkeypatch.setattr(citation_links._Shard, "_apply", crash)
+    with pytest.raises(OSError, match="power cut"):
+        update_links(tmp_path)
+    assert read_links(store).height == 0 or not read_links(store).equals(_reference(store))
+    # the state names the new files; the next run publishes them before anything else
+    assert update_links(tmp_path)["mode"] == "unchanged"
+    assert read_links(store).equals(_reference(store)) and read_links(store).height == 2
+    # a run that died before its commit leaves temporary files the next run removes
+    _day(store, "2021-01-06", [_paper("2101.00005", TITLES["2101.00003"])], [])
+    monkeypatch.setattr(citation_links, "_DayEdits", None)  # fails inside the run
+    with pytest.raises(TypeError):
+        update_links(tmp_path)
+    monkeypatch.undo()
+    assert update_links(tmp_path)["mode"] == "incremental"
+    assert read_links(store).equals(_reference(store))
+    assert not list(store.asset_dir(ASSET).glob("date=*/.part-*"))
 
 
 def test_state_of_an_older_format_means_a_full_run(tmp_path):
@@ -151,14 +272,18 @@ def test_state_of_an_older_format_means_a_full_run(tmp_path):
          [_entry("2101.00001", 0, TITLES["2101.00002"])])  # fmt: skip
     update_links(tmp_path)
     assert update_links(tmp_path)["mode"] == "unchanged"
-    path = store.asset_dir(ASSET) / STATE_FILE
+    path = store.asset_dir(ASSET) / STATE_DIR / "shard-0" / "state.json"
     state = json.loads(path.read_text())
-    path.write_text(json.dumps({**state, "version": 2}))
-    assert read_state(store) is None
+    path.write_text(json.dumps({**state, "version": 3}))
     assert update_links(tmp_path)["mode"] == "full"
     path.write_text("{not json")
     assert update_links(tmp_path)["mode"] == "full"
     assert read_links(store).height == 1
+    # the layout of an older version (one state file beside the day files) is replaced
+    (store.asset_dir(ASSET) / STATE_DIR / "layout.json").unlink()
+    (store.asset_dir(ASSET) / "_state.json").write_text("{}")
+    assert update_links(tmp_path)["mode"] == "full"
+    assert not (store.asset_dir(ASSET) / "_state.json").exists() and read_links(store).height == 1
 
 
 def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
@@ -169,23 +294,3 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
     assert update_links(tmp_path)["mode"] == "full"
     links = read_links(store)
     assert links.height == 0  # the citing paper's latest version was dropped: no references left
-
-
-def test_graph_inputs_come_from_the_latest_delivery(tmp_path):
-    from corpus.citation_links import fulltext_links, graph_nodes, link_rows
-
-    store = Store(tmp_path)
-    assert graph_nodes(store).to_list() == [] and fulltext_links(store, "fulltext_ids") is None
-    first = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 3}]
-    _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002"), _paper("2101.00003")], first)
-    # 2101.00001 again, same bibliography (same entry ids), now cited twice; 2101.00003 dropped
-    again = [_entry("2101.00001", 0, TITLES["2101.00002"]) | {"mentions": 2}]
-    _day(store, "2021-01-05", [_paper("2101.00001"), _paper("2101.00003", kept=False)], again)
-    ft = {"citing_id": ["2101.00001"], "cited_id": ["2101.00002"], "mentions": [4]}
-    store.write_partition("fulltext_ids", "2021-01-04", pl.DataFrame(ft))
-    store.write_partition("fulltext_ids", "2021-01-05", pl.DataFrame(ft | {"mentions": [1]}))
-    assert graph_nodes(store).to_list() == ["2101.00001", "2101.00002"]
-    update_links(tmp_path)
-    rows = link_rows(store).select("citing_id", "cited_id", "mentions").rows()
-    assert rows == [("2101.00001", "2101.00002", 2)]  # once, with the latest day's mentions
-    assert fulltext_links(store, "fulltext_ids").rows() == [("2101.00001", "2101.00002", 1)]

@@ -212,3 +212,102 @@ def test_integer_codes_agree_with_string_reference():
                 pl.when(pl.int_range(n) == 5).then(pl.lit("bogus")).otherwise("via").alias("via")
             )
         )
+
+
+# ---------------------------------------------------------------------------
+# the graph over days, kept up to date incrementally (corpus.citation_graph)
+# ---------------------------------------------------------------------------
+
+
+def _graph_reference(store) -> tuple[pl.DataFrame, dict]:
+    """Edges and Table 2 by definition: every input of each paper's latest delivery at once."""
+    from corpus.citation_links import read_links
+
+    days = store.partitions("papers")
+    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
+    latest = papers.sort("day").unique("id", keep="last")
+    nodes = latest.filter(pl.col("kept"))["id"]
+    decided = latest.select(pl.col("id").alias("citing_id"), "day")
+    bib = pl.concat(
+        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
+    )
+    bib = bib.join(decided, on=["citing_id", "day"], how="semi")
+    links = read_links(store).join(bib.select("entry_id", "mentions"), on="entry_id", how="left")
+    ft = pl.concat(
+        [
+            store.read_partition("fulltext_ids", d).with_columns(pl.lit(d).alias("day"))
+            for d in days
+            if store.has_partition("fulltext_ids", d)
+        ]  # fmt: skip
+    ).join(decided, on=["citing_id", "day"], how="semi")
+    ft = ft.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum())
+    edges = build_edges(links.with_columns(pl.col("mentions").fill_null(0)), ft)
+    edges = edges.filter(
+        pl.col("citing_id").is_in(nodes.implode()) & pl.col("cited_id").is_in(nodes.implode())
+    )
+    return edges.sort("citing_id", "cited_id"), graph_stats(edges, nodes)
+
+
+def test_incremental_graph_equals_the_definition(tmp_path):
+    """Papers delivered again (dropped, kept again, new titles), full-text ids of papers that
+    come later, an old day changed and one deleted: after every day, links then graph, the
+    edges and statistics equal a computation from scratch, and only affected days are built."""
+    import random
+
+    from corpus.bibliography import bib_frame
+    from corpus.citation_graph import read_edges, update_graph
+    from corpus.citation_links import update_links
+    from corpus.linking import normalize_title
+    from corpus.metadata import papers_frame
+    from corpus.store import Store
+
+    rng = random.Random(5)
+    words = "graph neural network quantum field theory dark matter galaxy survey protein folding".split()
+    ids = [f"2103.{i:05d}" for i in range(50)]
+    title = {i: " ".join(rng.sample(words, rng.randint(4, 7))) for i in ids}
+    store = Store(tmp_path / "data")
+    days = [f"2021-03-{d:02d}" for d in (1, 2, 4, 3, 5, 6, 7)]
+    results = []
+    for day in days + ["change", "delete"]:
+        if day == "delete":
+            import shutil
+
+            shutil.rmtree(store.partition_dir("papers", days[2]))
+        else:
+            day = days[0] if day == "change" else day
+            papers, entries, ft = [], [], []
+            for pid in rng.sample(ids, 15):
+                if rng.random() < 0.2:
+                    title[pid] = " ".join(rng.sample(words, rng.randint(4, 7)))
+                papers.append({"id": pid, "title": title[pid], "norm_title": normalize_title(title[pid]),
+                               "kept": rng.random() > 0.2, "drop_reason": None})  # fmt: skip
+                for k in range(rng.randint(0, 5)):
+                    target = rng.choice(ids)
+                    entries.append({"entry_id": f"{pid}#b{k}", "citing_id": pid, "ref_id": f"b{k}",
+                                    "title": title[target], "norm_title": normalize_title(title[target]),
+                                    "mentions": rng.randint(0, 3)})  # fmt: skip
+                for _ in range(rng.randint(0, 2)):
+                    ft.append({"citing_id": pid, "cited_id": rng.choice(ids + ["9999.00001"]), "mentions": 1})
+            store.write_partition("papers", day, papers_frame(papers))
+            store.write_partition("bib_entries", day, bib_frame(entries))
+            schema = {"citing_id": pl.String, "cited_id": pl.String, "mentions": pl.Int64}
+            store.write_partition("fulltext_ids", day, pl.DataFrame(ft, schema=schema))
+        update_links(store.home)
+        summary = update_graph(store.home, plot=tmp_path / "plot.png")
+        results.append(summary["mode"])
+        edges, stats = _graph_reference(store)
+        assert read_edges(store).equals(edges), day
+        for key, value in stats.items():
+            if key != "edges_outside":
+                assert summary[key] == pytest.approx(value, nan_ok=True), (day, key)
+        assert summary["via"] == dict(edges.group_by("via").len().iter_rows())
+    assert results == ["full"] + ["incremental"] * 8
+    assert update_graph(store.home)["mode"] == "unchanged" and update_graph(store.home)["nodes"] > 0
+    # a day that changes no other day's edges: only it is built
+    store.write_partition("papers", "2021-03-09", papers_frame([{"id": "2103.09999", "kept": False}]))
+    store.write_partition("bib_entries", "2021-03-09", bib_frame([]))
+    update_links(store.home)
+    summary = update_graph(store.home)
+    assert summary["mode"] == "incremental" and summary["days_built"] == 1
+    assert read_edges(store).equals(_graph_reference(store)[0])
+    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"

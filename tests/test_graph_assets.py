@@ -1,15 +1,17 @@
-"""citation_links (incremental == full) and citation_graph on real landing papers that cite each other."""
+"""citation_links (incremental, day by day, == full) and citation_graph on real landing papers that cite
+each other."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
 import pytest
 
-from corpus.citation_links import read_links, read_state
-from corpus.linking import link_entries
+from corpus.citation_graph import read_edges
+from corpus.citation_links import links_by_definition, read_links
 from corpus.store import Store
 from corpus_assets.definitions import defs
 from resources.arxiv import ArxivResource
@@ -32,7 +34,7 @@ UPSTREAM = {
 
 
 def _daily(store, instance, day):
-    assets = [a for a in defs.assets if {k.path[0] for k in a.keys} & (UPSTREAM | {"bib_entries"})]
+    assets = [a for a in defs.assets if a.key.path[0] in UPSTREAM | {"bib_entries"}]
     resources = {**defs.resources, "corpus": store, "arxiv": ArxivResource(source="landing")}
     return dg.materialize(assets, partition_key=day, resources=resources, instance=instance, run_config=QUIET)
 
@@ -50,44 +52,61 @@ def runs(tmp_path_factory, shared_landing):
         for day in FIRST:
             assert _daily(store, instance, day).success
         first = _graph(store, instance)
-        for day in LATER:
+        later = []
+        for day in LATER:  # day by day: each an incremental update, checked against the definition
             assert _daily(store, instance, day).success
-        second = _graph(store, instance)
+            later.append(_graph(store, instance))
+            assert read_links(Store(home)).equals(_reference(home)), day
         assert _daily(store, instance, LATER[-1]).success  # a day re-materialised
         third = _graph(store, instance)
-        fourth = _graph(store, instance)  # nothing changed
-        assert _meta(fourth, "citation_links")["mode"].value == "unchanged"
-        assert _meta(fourth, "citation_graph")["mode"].value == "unchanged"
-        assert _meta(third, "citation_graph")["mode"].value == "full"
-        yield home, first, second, third
+        edges = read_edges(Store(home))
+        # three link shards and two graph steps (dynamic steps of the two graph assets)
+        os.environ.update({"CORPUS_LINK_SHARDS": "3", "CORPUS_GRAPH_SHARDS": "2"})
+        try:
+            sharded = _graph(store, instance)
+        finally:
+            del os.environ["CORPUS_LINK_SHARDS"], os.environ["CORPUS_GRAPH_SHARDS"]
+        assert read_edges(Store(home)).equals(edges)
+        yield home, first, later[-1], third, later, sharded
 
 
 def _meta(result, asset):
     return result.asset_materializations_for_node(asset)[0].metadata
 
 
+def _reference(home: Path) -> pl.DataFrame:
+    return links_by_definition(home)
+
+
 def test_incremental_equals_full_recomputation(runs):
-    home, first, second, third = runs
+    home, first, second, third, later, _ = runs
     assert _meta(first, "citation_links")["mode"].value == "full"
-    assert _meta(second, "citation_links")["mode"].value == "incremental"
-    assert _meta(third, "citation_links")["mode"].value == "full"  # a changed day: recompute everything
-    links, state = read_links(Store(home)), read_state(Store(home))
-    assert sorted(state) == sorted(FIRST + LATER)
-    entries = pl.read_parquet(home / "bib_entries" / "date=*" / "*.parquet")
-    papers = (
-        pl.read_parquet(home / "papers" / "date=*" / "*.parquet")
-        .filter(pl.col("kept"))
-        .select(pl.col("id").alias("paper_id"), "doi", "norm_title")
-    )
-    full = link_entries(entries.select("entry_id", "citing_id", "arxiv_id", "doi", "norm_title"), papers)
-    assert links.sort("entry_id").equals(full.sort("entry_id"))
-    second_links = _meta(second, "citation_links")["links"].value
-    assert second_links == full.height
+    assert [_meta(r, "citation_links")["mode"].value for r in later] == ["incremental"] * len(LATER)
+    # the same day materialised again gives the same bytes: no work at all (content fingerprints)
+    assert _meta(third, "citation_links")["mode"].value == "unchanged"
+    assert _meta(third, "citation_graph")["mode"].value == "unchanged"
+    links = read_links(Store(home))
+    full = _reference(home)
+    assert links.equals(full.sort("entry_id")) and full.height >= 10
+    assert _meta(second, "citation_links")["links"].value == full.height
+
+
+def test_shards_give_the_same_links(runs):
+    home, *_, sharded = runs
+    meta = _meta(sharded, "citation_links")
+    assert meta["mode"].value == "full" and meta["shards"].value == 3  # laid out again, in 3 shards
+    assert read_links(Store(home)).equals(_reference(home).sort("entry_id"))
+    names = {p.name for p in (home / "citation_links").glob("date=*/*.parquet")}
+    assert names <= {"part-0.parquet", "part-1.parquet", "part-2.parquet"} and len(names) > 1
+    steps = {e.step_key for e in sharded.all_events if e.event_type_value == "STEP_START"}
+    assert {s for s in steps if "link_one_shard" in s} == {
+        f"citation_links.link_one_shard[shard_{k}_of_3]" for k in range(3)
+    }
 
 
 def test_graph_edges_and_statistics(runs):
-    home, _, second, _ = runs
-    edges = pl.read_parquet(home / "citation_graph" / "part-0.parquet")
+    home, _, second, _, _, _ = runs
+    edges = read_edges(Store(home))
     pairs = set(edges.select("citing_id", "cited_id").iter_rows())
     assert ("2111.09883", "2103.14030") in pairs and ("2203.03605", "2111.09883") in pairs
     assert ("2004.07180", "1706.03762") in pairs  # found by title

@@ -14,15 +14,14 @@ from lxml import etree
 
 from corpus.linking import (
     LinkingInputError,
-    link_entries,
     link_exact,
-    link_incremental,
     link_titles,
     link_titles_exhaustive,
     min_overlap,
     normalize_doi,
     normalize_title,
     normalize_titles,
+    score_from_counts,
     title_score,
     trigrams,
 )
@@ -317,32 +316,38 @@ def _days(real, rng):
     return papers.with_columns(pl.Series("d", day)), entries
 
 
-def test_incremental_equals_full(real):
+def test_incremental_equals_full(real, tmp_path):
+    """Real titles (S2ORC metadata, Grobid bibliographies) over three days, then a fourth that
+    re-delivers five papers with a changed title and a re-parsed citing paper: citation_links
+    updated day by day equals link_entries over everything."""
+    from corpus.bibliography import bib_frame
+    from corpus.citation_links import links_by_definition, read_links, update_links
+    from corpus.metadata import papers_frame
+    from corpus.store import Store
+
     rng = np.random.default_rng(3)
     papers, entries = _days(real, rng)
-    e_cols = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
-    p_cols = ["paper_id", "doi", "norm_title"]
-    old_p, old_e = (
-        papers.filter(pl.col("d") == 0).select(p_cols),
-        entries.filter(pl.col("d") == 0).select(e_cols),
-    )
-    links = link_entries(old_e, old_p)
-    for day in (1, 2):
-        new_p = papers.filter(pl.col("d") == day).select(p_cols)
-        new_e = entries.filter(pl.col("d") == day).select(e_cols)
-        if day == 2:
-            # a re-delivered paper with a changed title, and a re-parsed citing paper
-            changed = old_p.head(5).with_columns(pl.lit("completelydifferenttitlenow").alias("norm_title"))
-            new_p = pl.concat([new_p, changed])
-            cid = old_e["citing_id"][0]
-            new_e = pl.concat([new_e, old_e.filter(pl.col("citing_id") == cid).head(2)])
-        links = link_incremental(links, old_e, old_p, new_e, new_p)
-        old_e = pl.concat([old_e.join(new_e.select("citing_id").unique(), on="citing_id", how="anti"), new_e])
-        old_p = pl.concat([old_p.join(new_p.select("paper_id"), on="paper_id", how="anti"), new_p])
-        full = link_entries(old_e, old_p)
-        assert links.height > 500
-        assert links.equals(full), f"day {day}"
-    assert set(links["via"].unique()) == {"arxiv_id", "title"}
+    store = Store(tmp_path)
+    for day in (0, 1, 2, 3):
+        p = papers.filter(pl.col("d") == day)
+        e = entries.filter(pl.col("d") == day)
+        if day == 3:  # new versions: changed titles, one bibliography delivered again
+            p = papers.head(5).with_columns(pl.lit("completelydifferenttitlenow").alias("norm_title"))
+            cid = entries["citing_id"][0]
+            p = pl.concat([p, papers.filter(pl.col("paper_id") == cid)])
+            e = entries.filter(pl.col("citing_id") == cid).head(2)
+        rows = [
+            {"id": r["paper_id"], "norm_title": r["norm_title"], "kept": True}
+            for r in p.iter_rows(named=True)
+        ]
+        store.write_partition("papers", f"2021-05-0{day + 1}", papers_frame(rows))
+        bib = [{**r, "ref_id": r["entry_id"]} for r in e.drop("d").iter_rows(named=True)]
+        store.write_partition("bib_entries", f"2021-05-0{day + 1}", bib_frame(bib))
+        summary = update_links(tmp_path)
+        assert summary["mode"] == ("full" if day == 0 else "incremental")
+        full = links_by_definition(tmp_path)
+        assert read_links(store).equals(full), f"day {day}"
+    assert full.height > 500 and set(full["via"].unique()) == {"arxiv_id", "title"}
 
 
 def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
@@ -355,3 +360,90 @@ def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
     blocks = lk._signatures(sets)
     assert all(np.array_equal(a, b) for a, b in zip(whole, blocks, strict=True))
     assert int(np.count_nonzero(whole[0] | whole[1])) > len(titles) * 0.9
+
+
+# ---------------------------------------------------------------------------
+# the persisted entry index (corpus.link_index)
+# ---------------------------------------------------------------------------
+
+
+def _all_pairs(query_titles, entry_titles, t):
+    """Every (query, entry) with S > t, exhaustively from Python 3-gram sets."""
+    q_sets = [trigrams(s) for s in query_titles]
+    postings: dict[str, list[int]] = {}
+    for k, s in enumerate(entry_titles):
+        for g in trigrams(s):
+            postings.setdefault(g, []).append(k)
+    sizes = np.array([len(trigrams(s)) for s in entry_titles])
+    out = set()
+    for q, grams in enumerate(q_sets):
+        inter = np.zeros(len(entry_titles), np.int64)
+        for g in grams:
+            inter[postings.get(g, [])] += 1
+        score = score_from_counts(inter, len(grams), sizes)
+        out |= {(q, int(e)) for e in np.flatnonzero(score > t)}
+    return out
+
+
+def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
+    """Entries in several segments (some killed, then merged) under an order frozen from other
+    titles (so many grams are added later): the index finds exactly the exhaustive pairs."""
+    from corpus.link_index import TitleIndex
+
+    rng = np.random.default_rng(11)
+    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1500]]
+    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:2500]
+    queries = [normalize_title(x) for x in real["s2orc"][:150]]
+    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), 250)]
+    entries = pl.DataFrame(
+        {
+            "entry_id": [f"e{i:05d}" for i in range(len(base))],
+            "citing_id": [f"2101.{i % 400:05d}" for i in range(len(base))],
+            "arxiv_id": [f"2203.{i % 50:05d}" if i % 7 == 0 else None for i in range(len(base))],
+            "doi": [f"10.1/x{i % 30}" if i % 5 == 0 else None for i in range(len(base))],
+            "norm_title": base,
+        }
+    )
+    ix = TitleIndex(tmp_path / "index", None, 0.8)
+    ix.refreeze([normalize_title(x) for x in real["s2orc"][150:400]])
+    index = ix.entries
+    for start in range(0, entries.height, 300):
+        index.add(entries.slice(start, 300))
+    index.kill_citing(pl.Series([f"2101.{i:05d}" for i in range(0, 400, 9)]))
+    live = entries.filter(~pl.col("citing_id").is_in([f"2101.{i:05d}" for i in range(0, 400, 9)]))
+    ix.extend_order(queries)
+
+    def found(ix):
+        pairs = set()
+        for i, q, r, _ in ix.match_titles(queries):
+            ids = ix.fields(i, r)["entry_id"].to_list()
+            pairs |= {(int(a), b) for a, b in zip(q, ids, strict=True)}
+        return pairs
+
+    want = {(q, live["entry_id"][e]) for q, e in _all_pairs(queries, live["norm_title"].to_list(), 0.8)}
+    assert len(want) > 100
+    assert found(index) == want
+    index.compact()
+    assert len(index.segments) < 9 and found(index) == want
+    manifest = ix.manifest()
+    reopened = TitleIndex(tmp_path / "index", manifest, 0.8).entries
+    assert found(reopened) == want and reopened.live == live.height
+
+    hits = reopened.match_arxiv(pl.Series(["2203.00007", "2203.00049", "9999.99999"]))
+    got = {(int(q), e) for i, q, r in hits for q, e in zip(q, reopened.fields(i, r)["entry_id"], strict=True)}
+    want_ax = {(k, e) for k, a in enumerate(["2203.00007", "2203.00049"]) for e in
+               live.filter(pl.col("arxiv_id") == a)["entry_id"]}  # fmt: skip
+    assert got == want_ax and got
+    hits = reopened.match_doi(pl.Series(["10.1/x5", "10.1/x25", "10.1/x3"]))
+    got = {(int(q), e) for i, q, r in hits for q, e in zip(q, reopened.fields(i, r)["entry_id"], strict=True)}
+    want_doi = {(k, e) for k, d in enumerate(["10.1/x5", "10.1/x25", "10.1/x3"]) for e in
+                live.filter(pl.col("doi") == d)["entry_id"]}  # fmt: skip
+    assert got == want_doi and got
+    # most entries leave: the mostly dead segment is rewritten alone, and still finds the rest
+    gone = [f"2101.{i:05d}" for i in range(400) if i % 5]
+    reopened.kill_citing(pl.Series(gone))
+    reopened.compact()
+    rest = live.filter(~pl.col("citing_id").is_in(gone))
+    assert reopened.live == rest.height and all(len(s.dead) == 0 for _, s, _ in reopened.segments)
+    want = {(q, rest["entry_id"][e]) for q, e in _all_pairs(queries, rest["norm_title"].to_list(), 0.8)}
+    assert found(reopened) == want and want
