@@ -925,6 +925,9 @@ def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSe
             writer.write_table(
                 pa.Table.from_pylist(docs[start : start + settings.row_group_docs], schema=_PA_SCHEMA)
             )
+    for path in (jsonl, parquet):
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
     return {
         kind: {
             "path": path.relative_to(staging).as_posix(),
@@ -1064,8 +1067,9 @@ def commit_release(plan: Plan) -> dict:
     (staging / "manifest.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
-    write_card(staging, pes2o_card(summary))
-    _fsync_tree(staging)
+    write_card(staging, pes2o_card(summary))  # synced; the new shards were synced when written
+    with open(staging / "manifest.json", "rb") as fh:
+        os.fsync(fh.fileno())
     swap_dir(staging, final)
     root, _ = _state_paths(plan.home, plan.version)
     name = f"index-{manifest_sha256(final / 'manifest.json')[:16]}.parquet"
@@ -1138,10 +1142,27 @@ def write_release(
             raise
 
 
+def _memory_available() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 4 << 30
+
+
+def auto_workers(tasks: int, settings: ReleaseSettings) -> int:
+    """Build processes for ``tasks``: one per CPU this process may use, as many as the available
+    memory holds at ~4x ``sort_bucket_bytes`` each (a task's text as str, Arrow and JSON)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    by_memory = max(1, _memory_available() // (4 * settings.sort_bucket_bytes))
+    return max(1, min(cpus, tasks, by_memory))
+
+
 def _run_tasks(plan: Plan, workers: int | None) -> None:
     if workers is None:
-        big = plan.tasks > 1
-        workers = min(os.cpu_count() or 1, plan.tasks) if big else 1
+        workers = auto_workers(plan.tasks, _settings_from(plan.settings))
     if workers <= 1 or plan.tasks <= 1:
         for task in range(plan.tasks):
             build_task(plan.work, task)
@@ -1207,10 +1228,3 @@ def pes2o_card(summary: Mapping[str, Any]) -> str:
             ),
         },
     )
-
-
-def _fsync_tree(root: Path) -> None:
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            with open(path, "rb") as fh:
-                os.fsync(fh.fileno())
