@@ -59,9 +59,7 @@ import hashlib
 import json
 import math
 import re
-import shutil
 import statistics
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -892,41 +890,7 @@ def default_cap(counts: dict[str, int]) -> int:
     return math.ceil(statistics.median(sizes)) if sizes else 0
 
 
-def _latest_keys(store) -> pl.DataFrame:
-    """Kept paragraphs' keys, each paper only from the latest day it was processed on.
-
-    A paper re-harvested on a later datestamp (a new version) is in two daily partitions;
-    the later one wins, even when it has no kept paragraph left (the candidates table
-    records every processed paper, so the latest day is known for those too).
-    """
-    empty = pl.DataFrame(
-        schema={
-            k: SPLITS_SCHEMA[k]
-            for k in ("paper_id", "section_index", "field", "n_sentences", "n_cite_worthy", "date")
-        }
-    )
-    if not store.partitions(PARAGRAPHS) or not store.partitions(CANDIDATES):
-        return empty
-    latest = (
-        store.scan(CANDIDATES)
-        .select("paper_id", pl.col("date").cast(pl.Utf8))
-        .group_by("paper_id")
-        .agg(pl.col("date").max())
-    )
-    keys = (
-        store.scan(PARAGRAPHS)
-        .filter(pl.col("kept"))
-        .select(
-            "paper_id", "section_index", "field", "n_sentences", "n_cite_worthy", pl.col("date").cast(pl.Utf8)
-        )
-        .join(latest, on=["paper_id", "date"], how="semi")
-        .collect(engine="streaming")
-    )
-    return keys.select(empty.columns)
-
-
 _HASH_CHUNK = 200_000  # keys hashed at a time: Python strings for a slice only, not the corpus
-_BUCKET_ROWS = 50_000  # release rows sorted and written at a time (a few hundred MB of frame at most)
 
 
 def _key_hashes(keys: pl.DataFrame, seed: int) -> pl.Series:
@@ -962,136 +926,20 @@ def balanced_keys(keys: pl.DataFrame, seed: int = 0, per_field: int | None = Non
 def build_release(
     home: str | Path, *, seed: int = 0, per_field: int | None = None, out_dir: str | Path | None = None
 ) -> dict:
-    """The CiteWorth release over every materialised day (SPEC.md §7).
+    """The CiteWorth release over every materialised day (SPEC.md §7), brought up to date.
 
-    Keys of kept paragraphs (latest day per paper) -> :func:`balanced_keys` with ``per_field``
-    (``None``: :func:`default_cap`) and ``seed`` -> :func:`split_for` by paper ->
-    ``<out_dir>/{train,dev,test}.jsonl`` (default ``$home/releases/citeworth``), sorted by
-    (paper_id, section_index), each file replaced atomically, so the same days give the
-    same bytes; plus the ``citeworth_splits`` key table. Only keys are held for the whole
-    corpus; full rows go through :func:`_write_splits` a day and a bucket at a time, and
-    Table 2's statistics are accumulated as they are written. Returns counts and statistics.
+    Kept paragraphs of every paper's latest day, balanced over the fields as
+    :func:`balanced_keys` chooses (``per_field``, or :func:`default_cap` when ``None``, with
+    ``seed``), split by :func:`split_for`; written to ``<out_dir>/{train,dev,test}.jsonl``
+    (default ``$home/releases/citeworth``) sorted by (paper_id, section_index), with
+    ``manifest.json``, a dataset card and the ``citeworth_splits`` key table. Only days whose
+    content changed are read and only split files whose paragraphs changed are rewritten; the
+    bytes are those of a build from scratch (:mod:`corpus.citeworth_release`). Returns counts,
+    Table 2 statistics and ``mode``.
     """
-    from corpus.store import Store
+    from corpus.citeworth_release import build_release as build
 
-    if per_field is not None and per_field < 0:
-        raise ValueError(f"per_field must be >= 0 or None (median of the fields), not {per_field}")
-    store = Store(Path(home))
-    out = Path(out_dir) if out_dir is not None else release_dir(home)
-    keys = _latest_keys(store)
-    available = dict(keys.group_by("field").len().rows())
-    cap = default_cap(available) if per_field is None else per_field
-    chosen = balanced_keys(keys.select("paper_id", "section_index", "field"), seed=seed, per_field=cap)
-    papers = chosen["paper_id"].unique()
-    chosen_keys = chosen.select("paper_id", "section_index").join(
-        pl.DataFrame({"paper_id": papers, "split": [split_for(p) for p in papers]}), on="paper_id"
-    )
-    del chosen, papers
-    table = (
-        keys.join(chosen_keys, on=["paper_id", "section_index"], how="inner")
-        .select(list(SPLITS_SCHEMA))
-        .sort("paper_id", "section_index")
-    )
-    del chosen_keys
-    available_paragraphs = keys.height
-    del keys
-    store.write_table(SPLITS, table)
-    sentences = _SentenceStats()
-    counts = _write_splits(store, table, out, sentences)
-    released = dict(table.group_by("field").len().rows())
-    per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
-    return {
-        "seed": seed,
-        "per_field_cap": cap,
-        "available_paragraphs": available_paragraphs,
-        "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
-        "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
-        "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
-        "paragraphs": table.height,
-        "papers": table["paper_id"].n_unique(),
-        "paragraphs_per_split": counts,
-        "papers_per_split": {
-            s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in SPLIT_NAMES
-        },
-        "stats": sentences.result(),
-        "files": {s: str(out / f"{s}.jsonl") for s in SPLIT_NAMES},
-    }
-
-
-_RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
-
-
-def _write_splits(
-    store, table: pl.DataFrame, out: Path, sentences: _SentenceStats, bucket_rows: int | None = None
-) -> dict[str, int]:
-    """Write ``table``'s paragraphs (sorted by paper_id, section_index) to ``out/<split>.jsonl``.
-
-    An external bucket sort, so memory does not grow with the corpus: each split's sorted
-    keys are cut into buckets of ``bucket_rows`` (default :data:`_BUCKET_ROWS`) consecutive
-    rows; every day partition is read once and its chosen rows are spilled to their bucket
-    (Parquet under ``out/.spill-*``); then each bucket is read, sorted and appended to its
-    split's file in bucket order: the bytes :meth:`polars.DataFrame.write_ndjson` gives for
-    the whole sorted split. Returns rows per split.
-    """
-    bucket_rows = bucket_rows or _BUCKET_ROWS
-    placed = table.select(
-        "paper_id",
-        "section_index",
-        "date",
-        "split",
-        (pl.int_range(pl.len()).over("split") // bucket_rows).cast(pl.Int64).alias("_bucket"),
-    )
-    want = placed.select("paper_id", "section_index", "date").n_unique()
-    out.mkdir(parents=True, exist_ok=True)
-    spill = Path(tempfile.mkdtemp(dir=out, prefix=".spill-"))
-    try:
-        found = 0
-        dates = set(placed["date"].unique().to_list())
-        for day in store.partitions(PARAGRAPHS):
-            if day not in dates:
-                continue
-            mine = placed.filter(pl.col("date") == day).drop("date").unique(["paper_id", "section_index"])
-            rows = (
-                pl.scan_parquet(store.partition_dir(PARAGRAPHS, day) / "part-0.parquet")
-                .filter(pl.col("kept"))
-                .select(_RELEASE_SOURCE)
-                .join(mine.lazy(), on=["paper_id", "section_index"], how="inner")
-                .collect()
-            )
-            found += rows.height
-            for (split, bucket), part in rows.partition_by("split", "_bucket", as_dict=True).items():
-                folder = spill / f"{split}-{bucket:08d}"
-                folder.mkdir(exist_ok=True)
-                part.drop("split", "_bucket").write_parquet(folder / f"{day}.parquet", compression="lz4")
-            del rows
-        if found < want:
-            raise RuntimeError(
-                f"{want - found} chosen paragraphs were not found in {PARAGRAPHS} "
-                "(a partition changed while the release was written?)"
-            )
-        counts: dict[str, int] = {}
-        for split in SPLIT_NAMES:
-            counts[split] = 0
-            n_buckets = placed.filter(pl.col("split") == split)["_bucket"].max()
-            with atomic_path(out / f"{split}.jsonl") as tmp, open(tmp, "wb") as fh:
-                for bucket in range(0 if n_buckets is None else n_buckets + 1):
-                    folder = spill / f"{split}-{bucket:08d}"
-                    files = sorted(folder.glob("*.parquet"))
-                    if not files:
-                        continue
-                    rows = (
-                        pl.concat([pl.read_parquet(f) for f in files], how="vertical")
-                        .sort("paper_id", "section_index")
-                        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
-                        .select(RELEASE_COLUMNS)
-                    )
-                    rows.write_ndjson(fh)
-                    sentences.add(split, rows)
-                    counts[split] += rows.height
-                    shutil.rmtree(folder)
-        return counts
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
+    return build(home, seed=seed, per_field=per_field, out_dir=out_dir)
 
 
 class _SentenceStats:

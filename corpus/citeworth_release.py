@@ -1,0 +1,518 @@
+"""The CiteWorth release over every materialised day, kept up to date incrementally.
+
+:func:`corpus.citeworth.build_release` calls :func:`build_release` here. The release is
+``<out>/{train,dev,test}.jsonl`` (``$CORPUS_HOME/releases/citeworth`` by default, DESIGN.md §7),
+each sorted by (paper_id, section_index), plus ``manifest.json`` and a Hugging Face card
+(``README.md``), and the ``citeworth_splits`` key table.
+
+What is released (unchanged from the full build it replaces): the kept paragraphs of every
+paper's *latest* day (``citeworth_candidates`` names every processed paper per day, so a paper
+re-delivered without kept paragraphs drops out), balanced over the fields by
+:func:`corpus.citeworth.balanced_keys`' rule (per field, the ``cap`` keys with the smallest hash
+of ``seed|paper_id|section_index``; ``cap`` is ``per_field`` or the median of the fields'
+counts) and split 80/10/10 by a hash of the paper id.
+
+How a run stays proportional to what changed. The manifest records a content fingerprint per
+day (both tables); only days whose fingerprint changed are read. The state under
+``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
+key, field, day and hash, so the chosen set is recomputed from keys alone, and (3) a *pool*:
+the release line (and its Table 2 numbers) of every available paragraph whose hash is at or
+below a per-field threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default
+cap, the median of the fields, the cap moves a little every day and brings in paragraphs of
+old days; those come from the pool, not from re-reading old days. When a field's chosen set
+outgrows its pool, the pool is refilled to the margin again (reading the days those
+paragraphs are on: a cost paid once per margin's worth of growth). A split file is rewritten
+only when its chosen keys changed, by joining the pool's lines in key order, so the bytes are
+those of a build from scratch. Table 2 is aggregated from the pool's per-paragraph numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from corpus import citeworth as cw
+from corpus.dataset_card import CardConfig, card_text, markdown_table, write_card
+from corpus.fields import CITEWORTH_FIELDS
+from corpus.release_state import day_fingerprints, load_state, locked, save_state, state_dir
+from corpus.store import Store, swap_dir
+
+__all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
+
+FORMAT = 1  # of the manifest and state: another format is rebuilt in full
+STATE = "citeworth_release"
+POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
+_POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
+_KEYS = ["paper_id", "section_index"]
+
+PAPER_SCHEMA: dict[str, Any] = {"paper_id": pl.Utf8, "days": pl.List(pl.Utf8)}
+KEY_SCHEMA: dict[str, Any] = {
+    "paper_id": pl.Utf8,
+    "section_index": pl.Int64,
+    "field": pl.Utf8,
+    "date": pl.Utf8,
+    "n_sentences": pl.Int64,
+    "n_cite_worthy": pl.Int64,
+    "h": pl.UInt64,  # balance hash of seed|paper_id|section_index
+    "split": pl.Utf8,
+}
+POOL_SCHEMA: dict[str, Any] = {
+    "paper_id": pl.Utf8,
+    "section_index": pl.Int64,
+    "date": pl.Utf8,
+    "line": pl.Binary,  # the release line, newline included
+    "tokens": pl.Int64,
+    "cite": pl.Int64,
+    "lengths": pl.List(pl.Int64),  # character length of each released sentence
+}
+_RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
+
+
+def _empty(schema: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def _files(store: Store, asset: str, days: list[str]) -> list[Path]:
+    return [store.partition_dir(asset, d) / "part-0.parquet" for d in days if store.has_partition(asset, d)]
+
+
+def _candidate_days(store: Store, days: list[str]) -> pl.DataFrame:
+    """``paper_id, date`` of every paper processed on ``days``."""
+    files = _files(store, cw.CANDIDATES, days)
+    if not files:
+        return pl.DataFrame(schema={"paper_id": pl.Utf8, "date": pl.Utf8})
+    return (
+        pl.scan_parquet(files, hive_partitioning=True)
+        .select("paper_id", pl.col("date").cast(pl.Utf8))
+        .unique()
+        .collect()
+    )
+
+
+def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """Kept paragraph keys of the papers in ``latest`` (``paper_id, date``), from that day."""
+    days = sorted(set(latest["date"].to_list()))
+    files = _files(store, cw.PARAGRAPHS, days)
+    if not files:
+        return _empty(KEY_SCHEMA)
+    keys = (
+        pl.scan_parquet(files, hive_partitioning=True)
+        .filter(pl.col("kept"))
+        .select(
+            "paper_id", "section_index", "field", pl.col("date").cast(pl.Utf8), "n_sentences", "n_cite_worthy"
+        )
+        .join(latest.lazy(), on=["paper_id", "date"], how="semi")
+        .collect()
+    )
+    bad = keys.filter(~pl.col("field").is_in(CITEWORTH_FIELDS))
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise ValueError(f"row {row['paper_id']!r}/{row['section_index']!r} has field {row['field']!r}")
+    ids, idx = keys["paper_id"].to_list(), keys["section_index"].to_list()
+    hashes = [cw._hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)]
+    splits = {p: cw.split_for(p) for p in set(ids)}
+    return keys.with_columns(
+        pl.Series("h", hashes, pl.UInt64), pl.Series("split", [splits[p] for p in ids], pl.Utf8)
+    ).select(list(KEY_SCHEMA))
+
+
+def _update(
+    store: Store, seed: int, papers: pl.DataFrame, keys: pl.DataFrame, changed: set[str], removed: set[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Papers' days and the available keys after ``changed`` days were (re)written and
+    ``removed`` days went away: only papers on those days are looked at."""
+    gone = sorted(changed | removed)
+    fresh = _candidate_days(store, sorted(changed)).group_by("paper_id").agg(pl.col("date").alias("new"))
+    marked = papers.join(fresh.select("paper_id", _f=pl.lit(True)), on="paper_id", how="left")
+    hit = pl.col("_f").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
+    affected = (
+        marked.filter(hit)
+        .drop("_f")
+        .join(fresh, on="paper_id", how="full", coalesce=True)
+        .select(
+            "paper_id",
+            pl.concat_list(
+                pl.col("days")
+                .fill_null(pl.lit([], pl.List(pl.Utf8)))
+                .list.eval(pl.element().filter(~pl.element().is_in(gone))),
+                pl.col("new").fill_null(pl.lit([], pl.List(pl.Utf8))),
+            )
+            .list.unique()
+            .list.sort()
+            .alias("days"),
+        )
+        .filter(pl.col("days").list.len() > 0)
+    )
+    papers = pl.concat([marked.filter(~hit).drop("_f"), affected]).cast(PAPER_SCHEMA)  # type: ignore[arg-type]
+    latest = affected.select("paper_id", pl.col("days").list.last().alias("date"))
+    touched = pl.concat([affected.select("paper_id"), marked.filter(hit).select("paper_id")]).unique()
+    keys = pl.concat([keys.join(touched, on="paper_id", how="anti"), _kept_keys(store, latest, seed)])
+    return papers, keys
+
+
+def _choose(keys: pl.DataFrame, cap: int) -> pl.DataFrame:
+    """Per field, the ``cap`` keys with the smallest (h, paper_id, section_index)."""
+    return (
+        keys.sort("h", "paper_id", "section_index")
+        .filter(pl.int_range(pl.len()).over("field") < cap)
+        .sort("paper_id", "section_index")
+    )
+
+
+def _thresholds(
+    keys: pl.DataFrame, cap: int, old: dict[str, int], pool_counts: dict[str, int]
+) -> dict[str, int]:
+    """Per field, the largest hash the pool covers: kept from the last run while it covers the
+    chosen keys and the pool is not far beyond the cap, else the hash at cap x (1 + margin)."""
+    ranked = keys.sort("h", "paper_id", "section_index").with_columns(
+        pl.int_range(pl.len()).over("field").alias("_rank")
+    )
+    out = {}
+    for f in CITEWORTH_FIELDS:
+        mine = ranked.filter(pl.col("field") == f)
+        if not mine.height:
+            continue
+        need = mine["h"][min(cap, mine.height) - 1] if cap else -1
+        have = old.get(f)
+        if have is not None and have >= need and pool_counts.get(f, 0) <= cap * (1 + _POOL_TRIM) + 16:
+            out[f] = have
+        else:
+            out[f] = int(mine["h"][min(mine.height, math.ceil(cap * (1 + POOL_MARGIN)) + 16) - 1])
+    return out
+
+
+def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
+    """Paragraph rows -> their release lines (the bytes ``write_ndjson`` gives for the row) and
+    Table 2 numbers, as :data:`POOL_SCHEMA`."""
+    if not rows.height:
+        return _empty(POOL_SCHEMA)
+    frame = rows.with_columns(mag_field_of_study=pl.concat_list(pl.col("field"))).select(cw.RELEASE_COLUMNS)
+    buf = io.BytesIO()
+    frame.write_ndjson(buf)
+    lines = [line + b"\n" for line in buf.getvalue().split(b"\n")[:-1]]
+    if len(lines) != rows.height:
+        raise RuntimeError("write_ndjson gave a line count that is not the row count")
+    texts = rows.select(pl.col("samples").list.eval(pl.element().struct.field("text")).alias("t"))[
+        "t"
+    ].to_list()
+    labels = rows.select(pl.col("samples").list.eval(pl.element().struct.field("label")).alias("l"))[
+        "l"
+    ].to_list()
+    return pl.DataFrame(
+        {
+            "paper_id": rows["paper_id"],
+            "section_index": rows["section_index"],
+            "date": rows["date"],
+            "line": lines,
+            "tokens": [sum(len(cw._TOKEN_RE.findall(t)) for t in ts) for ts in texts],
+            "cite": [sum(x == cw.LABEL_CITE_WORTHY for x in ls) for ls in labels],
+            "lengths": [[len(t) for t in ts] for ts in texts],
+        },
+        schema=POOL_SCHEMA,
+    )
+
+
+def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
+    """Pool rows of the keys in ``want`` (``paper_id, section_index, date``), a day at a time."""
+    parts = []
+    for (day,), keys in want.group_by(["date"]):
+        rows = (
+            pl.scan_parquet(store.partition_dir(cw.PARAGRAPHS, day) / "part-0.parquet")
+            .filter(pl.col("kept"))
+            .select(_RELEASE_SOURCE)
+            .join(keys.lazy().select(_KEYS), on=_KEYS, how="semi")
+            .with_columns(pl.lit(day).alias("date"))
+            .collect()
+        )
+        if rows.height != keys.height:
+            raise RuntimeError(
+                f"{keys.height - rows.height} chosen paragraphs were not found in {cw.PARAGRAPHS} {day} "
+                "(a partition changed while the release was written?)"
+            )
+        parts.append(_release_lines(rows))
+    return pl.concat(parts) if parts else _empty(POOL_SCHEMA)
+
+
+def _stats(chosen: pl.DataFrame) -> dict:
+    """Table 2 (:func:`corpus.citeworth.stats`' numbers) from the chosen rows' pool numbers."""
+    acc = cw._SentenceStats()
+    lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))["n"].value_counts()
+    acc.lengths = Counter(dict(lengths.iter_rows()))
+    acc.tokens = int(chosen["tokens"].sum() or 0)
+    acc.cite = int(chosen["cite"].sum() or 0)
+    for split, n in chosen.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows():
+        acc.per_split[split] = int(n)
+    return acc.result()
+
+
+def _state_root(home: Path, out: Path) -> Path:
+    if out == cw.release_dir(home):
+        return state_dir(home, STATE)
+    return state_dir(home, f"{STATE}-{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12]}")
+
+
+def _read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
+    return pl.read_parquet(path).cast(schema)  # type: ignore[arg-type]
+
+
+def build_release(
+    home: str | Path, *, seed: int = 0, per_field: int | None = None, out_dir: str | Path | None = None
+) -> dict:
+    """Bring the CiteWorth release up to date (see the module docstring); the same days give
+    the same bytes however the release got there. Returns counts, statistics and ``mode``
+    (``full`` | ``incremental`` | ``unchanged``), ``days_changed`` and ``files_written``."""
+    if per_field is not None and per_field < 0:
+        raise ValueError(f"per_field must be >= 0 or None (median of the fields), not {per_field}")
+    home = Path(home)
+    store = Store(home)
+    out = Path(out_dir) if out_dir is not None else cw.release_dir(home)
+    root = _state_root(home, out)
+    with locked(root / "lock"):
+        return _build(store, seed, per_field, out, root)
+
+
+def _inputs(store: Store, cache: dict | None) -> tuple[dict[str, str], dict]:
+    """One fingerprint per day over both tables (a day's paragraphs and candidates)."""
+    cache = cache or {}
+    par, par_cache = day_fingerprints(store, cw.PARAGRAPHS, store.partitions(cw.PARAGRAPHS), cache.get("p"))
+    cand, cand_cache = day_fingerprints(store, cw.CANDIDATES, store.partitions(cw.CANDIDATES), cache.get("c"))
+    days = sorted(set(par) | set(cand))
+    inputs = {
+        d: hashlib.sha256(f"{par.get(d, '')}|{cand.get(d, '')}".encode()).hexdigest()[:32] for d in days
+    }
+    return inputs, {"p": par_cache, "c": cand_cache}
+
+
+def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path) -> dict:
+    settings = {"seed": seed, "per_field": per_field}
+    state = load_state(root, out / "manifest.json", FORMAT)
+    inputs, fp_cache = _inputs(store, (state or {}).get("fingerprints"))
+    old = None
+    if state is not None:
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        if manifest.get("settings") == settings:
+            old = manifest
+    if old is not None and old["inputs"] == inputs:
+        return {**old["summary"], "mode": "unchanged", "days_changed": 0, "files_written": 0}
+    papers, keys, pool, thresholds, chosen_before = (
+        _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(POOL_SCHEMA), {}, None,
+    )  # fmt: skip
+    changed, removed = set(inputs), set()
+    if old is not None:
+        try:
+            papers = _read(root / state["papers"], PAPER_SCHEMA)
+            keys = _read(root / state["keys"], KEY_SCHEMA)
+            pool = _read(root / state["pool"], POOL_SCHEMA)
+            chosen_before = pl.read_parquet(root / state["chosen"])
+            thresholds = {f: int(v) for f, v in state["thresholds"].items()}
+            changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
+            removed = set(old["inputs"]) - set(inputs)
+        except (OSError, KeyError, ValueError, pl.exceptions.PolarsError):
+            old, papers, keys, pool, thresholds, chosen_before = (
+                None, _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(POOL_SCHEMA), {}, None,
+            )  # fmt: skip
+            changed, removed = set(inputs), set()
+    papers, keys = _update(store, seed, papers, keys, changed, removed)
+    available = dict(keys.group_by("field").len().iter_rows())
+    cap = cw.default_cap(available) if per_field is None else per_field
+    chosen = _choose(keys, cap)
+    # the pool: lines of every available key up to its field's threshold (those of changed papers
+    # are read again from their day; the rest are carried over)
+    pool = pool.join(keys.select(*_KEYS, "date"), on=[*_KEYS, "date"], how="semi")
+    pool_counts = dict(pool.join(keys.select(*_KEYS, "field"), on=_KEYS).group_by("field").len().iter_rows())
+    thresholds = _thresholds(keys, cap, thresholds, pool_counts)
+    limit = pl.DataFrame(
+        {"field": list(thresholds), "_t": list(thresholds.values())},
+        schema={"field": pl.Utf8, "_t": pl.UInt64},
+    )
+    wanted = keys.join(limit, on="field").filter(pl.col("h") <= pl.col("_t")).select(*_KEYS, "date")
+    pool = pool.join(wanted, on=[*_KEYS, "date"], how="semi")
+    missing = wanted.join(pool, on=[*_KEYS, "date"], how="anti")
+    pool = pl.concat([pool, _fetch(store, missing)])
+    table = chosen.join(pool, on=[*_KEYS, "date"], how="left").sort(_KEYS)
+    if table["line"].null_count():
+        raise RuntimeError("a chosen paragraph is missing from the pool (a bug)")
+    summary = _commit(store, out, root, settings, inputs, fp_cache, papers, keys, pool, thresholds, table,
+                      chosen_before, available, cap)  # fmt: skip
+    return {**summary, "mode": "full" if old is None else "incremental",
+            "days_changed": len(changed) + len(removed)}  # fmt: skip
+
+
+def _commit(
+    store: Store, out: Path, root: Path, settings: dict, inputs: dict, fp_cache: dict, papers: pl.DataFrame,
+    keys: pl.DataFrame, pool: pl.DataFrame, thresholds: dict, table: pl.DataFrame,
+    chosen_before: pl.DataFrame | None, available: dict, cap: int,
+) -> dict:  # fmt: skip
+    """Write the split files that changed (the others linked), manifest, card, the key table and
+    the state; swap the release directory in."""
+    store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
+    try:
+        old_files = {}
+        if chosen_before is not None and (out / "manifest.json").exists():
+            old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
+        files, written = [], 0
+        for split in cw.SPLIT_NAMES:
+            mine = table.filter(pl.col("split") == split)
+            name = f"{split}.jsonl"
+            same = (
+                chosen_before is not None
+                and name in old_files
+                and mine.select(*_KEYS, "date").equals(
+                    chosen_before.filter(pl.col("split") == split).select(*_KEYS, "date")
+                )
+            )
+            if same:
+                os.link(out / name, staging / name)
+                files.append(old_files[name])
+                continue
+            data = b"".join(mine["line"].to_list())
+            with open(staging / name, "wb") as fh:
+                fh.write(data)
+                os.fsync(fh.fileno())
+            files.append({"path": name, "paragraphs": mine.height, "bytes": len(data),
+                          "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
+            written += 1
+            del data
+        summary = _summary(settings, table, available, cap)
+        manifest = {
+            "format": FORMAT,
+            "settings": settings,
+            "inputs": inputs,
+            "files": files,
+            "summary": summary,
+        }
+        (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        write_card(staging, citeworth_card(manifest))
+        swap_dir(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    root.mkdir(parents=True, exist_ok=True)
+    tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
+    names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "pool", "chosen")}
+    papers.write_parquet(root / names["papers"])
+    keys.write_parquet(root / names["keys"])
+    pool.write_parquet(root / names["pool"], compression="lz4")
+    table.select(*_KEYS, "date", "split").write_parquet(root / names["chosen"])
+    save_state(root, out / "manifest.json", FORMAT,
+               {**names, "fingerprints": fp_cache, "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
+    for stale in root.glob("*.parquet"):
+        if stale.name not in names.values():
+            stale.unlink(missing_ok=True)
+    return {**summary, "files_written": written}
+
+
+def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int) -> dict:
+    released = dict(table.group_by("field").len().iter_rows())
+    per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
+    counts = dict(table.group_by("split").len().iter_rows())
+    return {
+        "seed": settings["seed"],
+        "per_field_cap": cap,
+        "available_paragraphs": sum(available.values()),
+        "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
+        "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
+        "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
+        "paragraphs": table.height,
+        "papers": table["paper_id"].n_unique(),
+        "paragraphs_per_split": {s: counts.get(s, 0) for s in cw.SPLIT_NAMES},
+        "papers_per_split": {
+            s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in cw.SPLIT_NAMES
+        },
+        "stats": _stats(table),
+        "files": {s: f"{s}.jsonl" for s in cw.SPLIT_NAMES},
+    }
+
+
+_SAMPLE_FEATURES = {
+    "text": "string",
+    "label": "string",
+    "original_text": "string",
+    "ref_ids": [["string"]],
+    "citation_text": ["string"],
+}
+FEATURES: dict[str, Any] = {
+    "paper_id": "string",
+    "section_index": "int64",
+    "section_title": "string",
+    "mag_field_of_study": ["string"],
+    "field": "string",
+    "original_text": "string",
+    "samples": [_SAMPLE_FEATURES],
+}
+
+
+def citeworth_card(manifest: dict) -> str:
+    """The dataset card: one ``default`` config, train / dev (validation) / test."""
+    s = manifest["summary"]
+    st = s["stats"]
+    by_name = {f["path"]: f for f in manifest["files"]}
+    hf = {"train": "train", "dev": "validation", "test": "test"}
+    config = CardConfig(
+        "default",
+        {hf[sp]: [f"{sp}.jsonl"] for sp in cw.SPLIT_NAMES},
+        {hf[sp]: s["paragraphs_per_split"][sp] for sp in cw.SPLIT_NAMES},
+        {hf[sp]: by_name[f"{sp}.jsonl"]["bytes"] for sp in cw.SPLIT_NAMES},
+        default=True,
+    )
+    n = st["total_sentences"] or 1
+    table_2 = [
+        {"statistic": "Total sentences", "value": st["total_sentences"]},
+        {"statistic": "Total tokens", "value": st["total_tokens"]},
+        *({"statistic": f"{sp.title()} sentences", "value": st.get(f"{sp}_sentences", 0)} for sp in cw.SPLIT_NAMES),
+        {"statistic": "Cite-worthy", "value": f"{st['cite_worthy']:,} ({100 * st['cite_worthy'] / n:.2f} %)"},
+        {"statistic": "Not cite-worthy", "value": f"{st['non_cite_worthy']:,} ({100 * st['non_cite_worthy'] / n:.2f} %)"},
+        {"statistic": "Min / max char length", "value": f"{st['min_chars']:,} / {st['max_chars']:,}"},
+        {"statistic": "Mean / median char length", "value": f"{st['mean_chars']:.0f} / {st['median_chars']:.0f}"},
+    ]  # fmt: skip
+    funnel = [
+        {"field": f, "available": s["available_per_field"][f], "released": s["released_per_field"][f]}
+        for f in CITEWORTH_FIELDS
+    ]
+    splits = [
+        {"split": sp, "paragraphs": s["paragraphs_per_split"][sp], "papers": s["papers_per_split"][sp]}
+        for sp in cw.SPLIT_NAMES
+    ]
+    return card_text(
+        title="CiteWorth (arXiv)",
+        summary=(
+            "Cite-worthiness detection data built from arXiv by this project as the CiteWorth paper "
+            "(Wright and Augenstein, 2021) describes it: paragraphs from permissible sections whose every "
+            "sentence passed the citation checks, one sample per sentence labelled `check-worthy` (it had "
+            "a citation, now removed) or `non-check-worthy`, balanced over ten fields (at most "
+            f"{s['per_field_cap']:,} paragraphs per field, seed {s['seed']}) and split 80/10/10 by paper. "
+            "Load it with `datasets.load_dataset(<this directory>)`: splits train, validation (`dev.jsonl`) "
+            "and test."
+        ),
+        configs=[config],
+        features=FEATURES,
+        licence="other",
+        tags=["citeworth", "arxiv", "cite-worthiness"],
+        sections={
+            "Statistics (the paper's Table 2)": markdown_table(table_2, ["statistic", "value"]),
+            "Splits": markdown_table(splits, ["split", "paragraphs", "papers"]),
+            "Filter funnel": (
+                f"{s['available_paragraphs']:,} paragraphs passed every sentence check (the per-rule "
+                "counts are on each `citeworth_paragraphs` materialisation); the field balance then keeps:\n\n"
+                + markdown_table(funnel, ["field", "available", "released"])
+            ),
+            "Licence": (
+                "CiteWorth's own data is released under CC BY-NC 4.0. The sentences here come from arXiv "
+                "papers, each under the licence its authors chose (the `license` field of `arxiv_metadata`); "
+                "many use arXiv's non-exclusive distribution licence, which does not allow redistribution. "
+                "Check each paper's licence before you share this release."
+            ),
+        },
+    )
