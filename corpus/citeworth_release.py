@@ -28,6 +28,7 @@ those of a build from scratch. Table 2 is aggregated from the pool's per-paragra
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -44,7 +45,7 @@ import polars as pl
 from corpus import citeworth as cw
 from corpus.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.fields import CITEWORTH_FIELDS
-from corpus.release_state import day_fingerprints, load_state, locked, save_state, state_dir
+from corpus.release_state import day_fingerprints, file_sha256, load_state, locked, save_state, state_dir
 from corpus.store import Store, swap_dir
 
 __all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
@@ -246,7 +247,9 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
 def _stats(chosen: pl.DataFrame) -> dict:
     """Table 2 (:func:`corpus.citeworth.stats`' numbers) from the chosen rows' pool numbers."""
     acc = cw._SentenceStats()
-    lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))["n"].value_counts()
+    lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))[
+        "n"
+    ].value_counts()
     acc.lengths = Counter(dict(lengths.iter_rows()))
     acc.tokens = int(chosen["tokens"].sum() or 0)
     acc.cite = int(chosen["cite"].sum() or 0)
@@ -293,6 +296,21 @@ def _inputs(store: Store, cache: dict | None) -> tuple[dict[str, str], dict]:
     return inputs, {"p": par_cache, "c": cand_cache}
 
 
+class _Stale(RuntimeError):
+    """The state does not describe the release on disk: build from scratch."""
+
+
+_LINE_COLUMNS = ["length", "tokens", "cite", "lengths"]
+CHOSEN_SCHEMA: dict[str, Any] = {
+    **KEY_SCHEMA,
+    "length": pl.Int64,  # bytes of its line in <split>.jsonl
+    "tokens": pl.Int64,
+    "cite": pl.Int64,
+    "lengths": pl.List(pl.Int64),
+}
+_COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
+
+
 def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path) -> dict:
     settings = {"seed": seed, "per_field": per_field}
     state = load_state(root, out / "manifest.json", FORMAT)
@@ -304,87 +322,179 @@ def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path
             old = manifest
     if old is not None and old["inputs"] == inputs:
         return {**old["summary"], "mode": "unchanged", "days_changed": 0, "files_written": 0}
-    papers, keys, pool, thresholds, chosen_before = (
-        _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(POOL_SCHEMA), {}, None,
-    )  # fmt: skip
-    changed, removed = set(inputs), set()
+    reason = "no usable state" if old is None else None
     if old is not None:
         try:
-            papers = _read(root / state["papers"], PAPER_SCHEMA)
-            keys = _read(root / state["keys"], KEY_SCHEMA)
-            pool = _read(root / state["pool"], POOL_SCHEMA)
-            chosen_before = pl.read_parquet(root / state["chosen"])
-            thresholds = {f: int(v) for f, v in state["thresholds"].items()}
-            changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
-            removed = set(old["inputs"]) - set(inputs)
-        except (OSError, KeyError, ValueError, pl.exceptions.PolarsError):
-            old, papers, keys, pool, thresholds, chosen_before = (
-                None, _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(POOL_SCHEMA), {}, None,
-            )  # fmt: skip
-            changed, removed = set(inputs), set()
+            return _run(store, seed, per_field, out, root, settings, inputs, fp_cache, old, state)
+        except (_Stale, OSError, KeyError, ValueError, pl.exceptions.PolarsError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"[:300]  # the state or the release is not what it should be
+    return {
+        **_run(store, seed, per_field, out, root, settings, inputs, fp_cache, None, None),
+        "full_because": reason,
+    }
+
+
+def _run(
+    store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
+    fp_cache: dict, old: dict | None, state: dict | None,
+) -> dict:  # fmt: skip
+    line_keys = [*_KEYS, "date"]
+    if old is None:
+        papers, keys, before = _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(CHOSEN_SCHEMA)
+        pool_files, thresholds, changed, removed = [], {}, set(inputs), set()
+    else:
+        papers = _read(root / state["papers"], PAPER_SCHEMA)
+        keys = _read(root / state["keys"], KEY_SCHEMA)
+        before = _read(root / state["chosen"], CHOSEN_SCHEMA)
+        pool_files = [root / name for name in state["pool"]]
+        thresholds = {f: int(v) for f, v in state["thresholds"].items()}
+        changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
+        removed = set(old["inputs"]) - set(inputs)
     papers, keys = _update(store, seed, papers, keys, changed, removed)
     available = dict(keys.group_by("field").len().iter_rows())
     cap = cw.default_cap(available) if per_field is None else per_field
     chosen = _choose(keys, cap)
-    # the pool: lines of every available key up to its field's threshold (those of changed papers
-    # are read again from their day; the rest are carried over)
-    pool = pool.join(keys.select(*_KEYS, "date"), on=[*_KEYS, "date"], how="semi")
-    pool_counts = dict(pool.join(keys.select(*_KEYS, "field"), on=_KEYS).group_by("field").len().iter_rows())
-    thresholds = _thresholds(keys, cap, thresholds, pool_counts)
+    # the pool: every available paragraph up to its field's threshold has its line in the release
+    # (chosen) or in a pool file; what is in neither is read from its day
+    pool_keys = _pool_scan(pool_files).select(line_keys).unique().collect() if pool_files else _empty(
+        {k: KEY_SCHEMA[k] for k in line_keys}
+    )  # fmt: skip
+    live = pool_keys.join(keys.select(*line_keys, "field"), on=line_keys)
+    thresholds = _thresholds(keys, cap, thresholds, dict(live.group_by("field").len().iter_rows()))
     limit = pl.DataFrame(
         {"field": list(thresholds), "_t": list(thresholds.values())},
         schema={"field": pl.Utf8, "_t": pl.UInt64},
     )
-    wanted = keys.join(limit, on="field").filter(pl.col("h") <= pl.col("_t")).select(*_KEYS, "date")
-    pool = pool.join(wanted, on=[*_KEYS, "date"], how="semi")
-    missing = wanted.join(pool, on=[*_KEYS, "date"], how="anti")
-    pool = pl.concat([pool, _fetch(store, missing)])
-    table = chosen.join(pool, on=[*_KEYS, "date"], how="left").sort(_KEYS)
-    if table["line"].null_count():
-        raise RuntimeError("a chosen paragraph is missing from the pool (a bug)")
-    summary = _commit(store, out, root, settings, inputs, fp_cache, papers, keys, pool, thresholds, table,
-                      chosen_before, available, cap)  # fmt: skip
+    wanted = keys.join(limit, on="field").filter(pl.col("h") <= pl.col("_t")).select(line_keys)
+    stay = chosen.join(before.select(*line_keys, *_LINE_COLUMNS), on=line_keys, how="inner")
+    entering = chosen.join(before, on=line_keys, how="anti")
+    leaving = before.join(chosen, on=line_keys, how="anti")
+    offsets = _offsets(before, out)
+    moved = _read_lines(out, leaving.join(wanted, on=line_keys, how="semi").join(offsets, on=_KEYS))
+    from_pool = _pool_lines(pool_files, entering.select(line_keys)) if pool_files else _empty(POOL_SCHEMA)
+    need = pl.concat([
+        entering.select(line_keys).join(from_pool, on=line_keys, how="anti"),
+        wanted.join(chosen, on=line_keys, how="anti").join(pool_keys, on=line_keys, how="anti")
+        .join(moved, on=line_keys, how="anti"),
+    ]).unique()  # fmt: skip
+    fetched = _fetch(store, need)
+    got = pl.concat([from_pool, fetched]).unique(line_keys)
+    new_lines = entering.join(got, on=line_keys, how="left")
+    if new_lines["line"].null_count():
+        raise RuntimeError("a chosen paragraph has no line (a bug)")
+    table = pl.concat([
+        stay.with_columns(pl.lit(None, pl.Binary).alias("line")).select(*CHOSEN_SCHEMA, "line"),
+        new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length")).select(*CHOSEN_SCHEMA, "line"),
+    ]).sort(_KEYS)  # fmt: skip
+    spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
+    summary = _commit(store, out, root, settings, inputs, fp_cache, papers, keys, thresholds, table, offsets,
+                      leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
             "days_changed": len(changed) + len(removed)}  # fmt: skip
 
 
+def _pool_scan(files: list[Path]) -> pl.LazyFrame:
+    return pl.scan_parquet(files, schema=POOL_SCHEMA) if files else _empty(POOL_SCHEMA).lazy()
+
+
+def _pool_lines(files: list[Path], want: pl.DataFrame) -> pl.DataFrame:
+    if not want.height:
+        return _empty(POOL_SCHEMA)
+    line_keys = [*_KEYS, "date"]
+    return _pool_scan(files).join(want.lazy(), on=line_keys, how="semi").unique(line_keys).collect()
+
+
+def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
+    """Where each line of the current release starts in its split file (``split, paper_id,
+    section_index, _offset``); raises :class:`_Stale` when a file's size disagrees."""
+    placed = before.sort("split", *_KEYS).with_columns(
+        (pl.col("length").cum_sum() - pl.col("length")).over("split").alias("_offset")
+    )
+    for split, size in placed.group_by("split").agg(pl.col("length").sum()).iter_rows():
+        path = out / f"{split}.jsonl"
+        if not path.exists() or path.stat().st_size != size:
+            raise _Stale(f"{path} is not the file the state describes")
+    return placed.select(*_KEYS, "_offset")
+
+
+def _read_lines(out: Path, rows: pl.DataFrame) -> pl.DataFrame:
+    """Pool rows for ``rows`` of the current release (with ``split``, ``_offset``, ``length``),
+    read from their split files."""
+    if not rows.height:
+        return _empty(POOL_SCHEMA)
+    parts = []
+    for (split,), part in rows.group_by(["split"]):
+        lines = []
+        with open(out / f"{split}.jsonl", "rb") as fh:
+            for offset, length in part.select("_offset", "length").iter_rows():
+                fh.seek(offset)
+                lines.append(fh.read(length))
+        parts.append(part.with_columns(pl.Series("line", lines, pl.Binary)))
+    return pl.concat(parts).select(list(POOL_SCHEMA)).cast(POOL_SCHEMA)  # type: ignore[arg-type]
+
+
+def _copy_range(src: Any, dst: Any, offset: int, count: int) -> None:
+    while count > 0:
+        try:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), count, offset)
+        except (AttributeError, OSError):
+            src.seek(offset)
+            n = dst.write(src.read(min(count, 1 << 24)))
+        if n <= 0:
+            raise _Stale("the release file ended early")
+        offset += n
+        count -= n
+
+
+def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
+    """``rows`` (one split, in order): a row with a ``line`` is written, the others are copied
+    from ``old`` at ``_offset``, a run of consecutive lines at a time (in the kernel)."""
+    new = pl.col("line").is_not_null()
+    follows = pl.col("_offset") == (pl.col("_offset") + pl.col("length")).shift(1)
+    runs = (
+        rows.with_columns(((new != new.shift(1)) | (~new & ~follows)).fill_null(True).cum_sum().alias("_run"))
+        .group_by("_run", maintain_order=True)
+        .agg(pl.col("_offset").first(), pl.col("length").sum(), pl.col("line"))
+    )
+    with open(path, "wb") as dst, open(old, "rb") if old is not None else contextlib.nullcontext() as src:
+        for _, offset, length, lines in runs.iter_rows():
+            if lines[0] is not None:
+                dst.write(b"".join(lines))
+            else:
+                dst.flush()
+                _copy_range(src, dst, offset, length)
+        dst.flush()
+        os.fsync(dst.fileno())
+
+
 def _commit(
     store: Store, out: Path, root: Path, settings: dict, inputs: dict, fp_cache: dict, papers: pl.DataFrame,
-    keys: pl.DataFrame, pool: pl.DataFrame, thresholds: dict, table: pl.DataFrame,
-    chosen_before: pl.DataFrame | None, available: dict, cap: int,
+    keys: pl.DataFrame, thresholds: dict, table: pl.DataFrame, offsets: pl.DataFrame, leaving: pl.DataFrame,
+    spare: pl.DataFrame, pool_files: list[Path], live: pl.DataFrame, available: dict, cap: int, incremental: bool,
 ) -> dict:  # fmt: skip
-    """Write the split files that changed (the others linked), manifest, card, the key table and
-    the state; swap the release directory in."""
+    """Write the split files that changed (the others linked), manifest, card, the key table,
+    the pool and the state; swap the release directory in."""
     store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
+    old_files = {}
+    if incremental:
+        old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
+    rows = table.join(offsets, on=_KEYS, how="left").sort(_KEYS)
     try:
-        old_files = {}
-        if chosen_before is not None and (out / "manifest.json").exists():
-            old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
         files, written = [], 0
         for split in cw.SPLIT_NAMES:
-            mine = table.filter(pl.col("split") == split)
             name = f"{split}.jsonl"
-            same = (
-                chosen_before is not None
-                and name in old_files
-                and mine.select(*_KEYS, "date").equals(
-                    chosen_before.filter(pl.col("split") == split).select(*_KEYS, "date")
-                )
-            )
-            if same:
+            mine = rows.filter(pl.col("split") == split)
+            changed = mine["line"].null_count() < mine.height or (leaving["split"] == split).any()
+            if incremental and name in old_files and not changed:
                 os.link(out / name, staging / name)
                 files.append(old_files[name])
                 continue
-            data = b"".join(mine["line"].to_list())
-            with open(staging / name, "wb") as fh:
-                fh.write(data)
-                os.fsync(fh.fileno())
-            files.append({"path": name, "paragraphs": mine.height, "bytes": len(data),
-                          "sha256": hashlib.sha256(data).hexdigest()})  # fmt: skip
+            _write_split(staging / name, mine, out / name if incremental else None)
+            files.append({"path": name, "paragraphs": mine.height, "bytes": (staging / name).stat().st_size,
+                          "sha256": file_sha256(staging / name)})  # fmt: skip
             written += 1
-            del data
         summary = _summary(settings, table, available, cap)
         manifest = {
             "format": FORMAT,
@@ -395,21 +505,34 @@ def _commit(
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         write_card(staging, citeworth_card(manifest))
+        with open(staging / "manifest.json", "rb") as fh:
+            os.fsync(fh.fileno())
         swap_dir(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     root.mkdir(parents=True, exist_ok=True)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
-    names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "pool", "chosen")}
+    names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "chosen")}
     papers.write_parquet(root / names["papers"])
     keys.write_parquet(root / names["keys"])
-    pool.write_parquet(root / names["pool"], compression="lz4")
-    table.select(*_KEYS, "date", "split").write_parquet(root / names["chosen"])
+    table.drop("line").write_parquet(root / names["chosen"])
+    pool = [p.name for p in pool_files]
+    if spare.height:
+        spare.write_parquet(root / f"pool-{tag}.parquet", compression="lz4")
+        pool.append(f"pool-{tag}.parquet")
+    live_rows = live.height + spare.height
+    total_rows = sum(pl.scan_parquet(root / p).select(pl.len()).collect().item() for p in pool) if pool else 0
+    if total_rows > _COMPACT * live_rows + 10_000:  # mostly stale lines: keep the live ones in one file
+        keep = pl.concat([live.select(*_KEYS, "date"), spare.select(*_KEYS, "date")]).unique()
+        merged = _pool_lines([root / p for p in pool], keep)
+        merged.write_parquet(root / f"pool-{tag}-c.parquet", compression="lz4")
+        pool = [f"pool-{tag}-c.parquet"]
     save_state(root, out / "manifest.json", FORMAT,
-               {**names, "fingerprints": fp_cache, "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
+               {**names, "pool": pool, "fingerprints": fp_cache,
+                "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
     for stale in root.glob("*.parquet"):
-        if stale.name not in names.values():
+        if stale.name not in names.values() and stale.name not in pool:
             stale.unlink(missing_ok=True)
     return {**summary, "files_written": written}
 

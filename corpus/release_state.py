@@ -49,11 +49,6 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _stat_key(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
 def day_fingerprints(
     store: Store, asset: str, days: Iterable[str], cache: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -67,15 +62,22 @@ def day_fingerprints(
     prints: dict[str, str] = {}
     new_cache: dict[str, Any] = {}
     for day in days:
-        files = sorted(store.partition_dir(asset, day).glob("*.parquet"))
-        stats = [[f.name, *_stat_key(f)] for f in files]
+        folder = store.partition_dir(asset, day)
+        with os.scandir(folder) as it:
+            entries = sorted(
+                (e for e in it if e.name.endswith(".parquet") and e.is_file()), key=lambda e: e.name
+            )
+        stats = []
+        for e in entries:
+            st = e.stat()
+            stats.append([e.name, st.st_size, st.st_mtime_ns, st.st_ino])
         old = cache.get(day)
         if old is not None and old[0] == stats:
             fp = old[1]
         else:
             h = hashlib.sha256()
-            for f in files:
-                h.update(f.name.encode() + b"\0" + bytes.fromhex(file_sha256(f)))
+            for e in entries:
+                h.update(e.name.encode() + b"\0" + bytes.fromhex(file_sha256(folder / e.name)))
             fp = h.hexdigest()[:32]
         prints[day] = fp
         new_cache[day] = [stats, fp]

@@ -119,3 +119,84 @@ def test_pes2o_release_changed_behind_its_back_is_rebuilt(tmp_path):
     assert write_release(tmp_path, "v1", settings)["mode"] == "full"
     full = _full_pes2o(tmp_path, tmp_path.parent / f"{tmp_path.name}-full", settings)
     assert _tree(release_dir(tmp_path, "v1")) == full["v1"]
+
+
+# --------------------------------------------------------------------------- CiteWorth
+
+_FIELDS = ("Physics", "Computer Science", "Mathematics", "Biology", "Economics")
+
+
+def _cw_day(home: Path, day: str, papers: dict[str, tuple[str, int, str]]) -> None:
+    """``papers``: {id: (field, kept paragraphs, text)}; 0 paragraphs = no full text."""
+    from corpus import citeworth as cw
+    from corpus.papers import Paragraph, Span
+
+    rows, cands = [], []
+    for pid, (fld, n, text) in papers.items():
+        for i in range(n):
+            body = f"{text} {pid} {i} carries on here [1]."
+            start = body.index("[1]")
+            p = Paragraph(
+                text=body, section="Introduction", cite_spans=[Span(start=start, end=start + 3, text="[1]")]
+            )
+            res = cw.ParagraphResult(pid, i, "Introduction", fld, body, kept=True)
+            res.samples = cw.check_paragraph(p)
+            rows.append(cw._paragraph_row(res))
+        cands.append({"paper_id": pid, "field": fld, "reason": None if n else cw.P_NO_TEXT})
+    store = Store(home)
+    store.write_partition(cw.PARAGRAPHS, day, cw._frame(rows, cw.PARAGRAPH_SCHEMA))
+    store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
+
+
+def _cw_tree(home: Path) -> dict[str, bytes]:
+    from corpus import citeworth as cw
+
+    root = cw.release_dir(home)
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
+    from corpus import citeworth as cw
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
+        shutil.copytree(home / asset, scratch / asset)
+    assert cw.build_release(scratch, **kw)["mode"] == "full"
+    return _cw_tree(scratch)
+
+
+@pytest.mark.parametrize("per_field", [None, 12])
+def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
+    """Default (median) cap, which moves every day, and a fixed cap; re-delivered papers with
+    new text or no paragraphs left, days out of order, a day removed."""
+    from corpus import citeworth as cw
+
+    rng = random.Random(5 if per_field is None else 6)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    days = [(dt.date(2024, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(10)]
+    order = days[:]
+    rng.shuffle(order)
+    papers: list[str] = []
+    modes, written = [], []
+    for k, day in enumerate(order):
+        today = {}
+        for n in range(rng.randint(4, 14)):
+            pid = f"24{k:02d}.{n:05d}"
+            papers.append(pid)
+            fld = rng.choice(_FIELDS[: 2 + k % 4])
+            today[pid] = (fld, rng.randint(0, 3), rng.choice(["The model is trained", "Results are shown"]))
+        for pid in rng.sample(papers[:-14], min(2, max(0, len(papers) - 14))):
+            today[pid] = ("Physics", rng.randint(0, 2), "A newer version says")
+        _cw_day(home, day, today)
+        summary = cw.build_release(home, per_field=per_field)
+        modes.append(summary["mode"])
+        written.append(summary["files_written"])
+        assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
+    assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
+    assert cw.build_release(home, per_field=per_field)["mode"] == "unchanged"
+    shutil.rmtree(Store(home).partition_dir(cw.PARAGRAPHS, order[3]))
+    shutil.rmtree(Store(home).partition_dir(cw.CANDIDATES, order[3]))
+    assert cw.build_release(home, per_field=per_field)["mode"] == "incremental"
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
+    audit = cw.audit_release(cw.release_dir(home))
+    assert audit["sentences"] > 20 and audit["with_marker"] == 0
