@@ -780,7 +780,9 @@ def _state_paths(home: str | Path, version: str) -> tuple[Path, Path]:
 
 def plan_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> Plan:
     """Decide what a run writes (see above). Returns an ``unchanged`` plan when the days up to
-    the cutoff and the settings are those of the current release: nothing is written then."""
+    the cutoff and the settings are those of the current release: nothing is written then.
+    :func:`write_release` holds a lock from plan to commit; a scheduler calling the steps itself
+    must not plan a version again before the last plan of it was committed or dropped."""
     if version not in pes2o.VERSIONS:
         raise ValueError(f"unknown peS2o version {version!r}; expected one of {pes2o.VERSIONS}")
     settings = settings or ReleaseSettings()

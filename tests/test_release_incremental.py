@@ -200,3 +200,28 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
     audit = cw.audit_release(cw.release_dir(home))
     assert audit["sentences"] > 20 and audit["with_marker"] == 0
+
+
+def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
+    """The three pure steps a scheduler can spread: plan, tasks in any order (here in other
+    processes, last task first), commit; the bytes of write_release."""
+    import multiprocessing as mp
+
+    from corpus.pes2o_release import build_task, commit_release, plan_release
+
+    rng = random.Random(9)
+    papers: list[str] = []
+    for k, day in enumerate(("2021-01-01", "2021-01-02", "2021-01-03")):
+        Store(tmp_path / "a").write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", min_chunk_bytes=400, chunk_bytes=1600, sort_bucket_bytes=2000
+    )
+    write_release(tmp_path / "a", "v1", settings, workers=1)
+    plan = plan_release(tmp_path / "b", "v1", settings)
+    assert plan.mode == "full" and plan.tasks > 2
+    with mp.get_context("spawn").Pool(2) as pool:
+        pool.starmap(build_task, [(plan.work, t) for t in reversed(range(plan.tasks))])
+    assert commit_release(plan)["mode"] == "full"
+    assert _tree(release_dir(tmp_path / "b", "v1")) == _tree(release_dir(tmp_path / "a", "v1"))
+    assert plan_release(tmp_path / "b", "v1", settings).mode == "unchanged"
