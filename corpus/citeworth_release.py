@@ -15,15 +15,17 @@ counts) and split 80/10/10 by a hash of the paper id.
 How a run stays proportional to what changed. The manifest records a content fingerprint per
 day (both tables); only days whose fingerprint changed are read. The state under
 ``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
-key, field, day and hash, so the chosen set is recomputed from keys alone, and (3) a *pool*:
-the release line (and its Table 2 numbers) of every available paragraph whose hash is at or
-below a per-field threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default
-cap, the median of the fields, the cap moves a little every day and brings in paragraphs of
-old days; those come from the pool, not from re-reading old days. When a field's chosen set
-outgrows its pool, the pool is refilled to the margin again (reading the days those
-paragraphs are on: a cost paid once per margin's worth of growth). A split file is rewritten
-only when its chosen keys changed, by joining the pool's lines in key order, so the bytes are
-those of a build from scratch. Table 2 is aggregated from the pool's per-paragraph numbers.
+key, field, day and hash, so the chosen set is recomputed from keys alone, (3) the released
+paragraphs with the byte length and Table 2 numbers of their lines, and (4) a *pool*: the
+lines of available paragraphs outside the release whose hash is at or below a per-field
+threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default cap, the median of
+the fields, the cap moves a little every day and brings in paragraphs of old days: their
+lines come from the pool, not from re-reading old days. When a field's chosen set outgrows
+its pool, the pool is refilled to the margin again (reading the days those paragraphs are on:
+paid once per margin's worth of growth). A split file whose paragraphs changed is rewritten by
+copying the unchanged runs of lines from the current file in the kernel (``copy_file_range``)
+and writing only the new lines, so the bytes are those of a build from scratch; a split file
+whose paragraphs did not change is linked. Table 2 is aggregated from the stored numbers.
 """
 
 from __future__ import annotations

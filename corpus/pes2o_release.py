@@ -88,12 +88,18 @@ __all__ = [
     "RULES",
     "SOURCES",
     "SPLITS",
+    "Plan",
     "ReleaseSettings",
+    "auto_workers",
+    "build_task",
+    "commit_release",
     "funnel_png",
     "funnel_rows",
     "paper_doc",
     "paper_rows",
+    "pes2o_card",
     "pes2o_day",
+    "plan_release",
     "release_dir",
     "write_release",
 ]
@@ -352,7 +358,6 @@ WORD_BYTES = 6  # estimated bytes per whitespace word of text (chunk and shard s
 LINE_OVERHEAD = 96  # estimated bytes of a JSON line besides its text
 STATE = "pes2o_release"
 _MAX_TASKS = 256  # spill files open at once while scattering; beyond, tasks grow instead
-_BATCH = 2048
 
 
 @dataclass(frozen=True)
@@ -400,10 +405,6 @@ class ReleaseSettings:
 def release_dir(home: str | Path, version: str) -> Path:
     """``$CORPUS_HOME/releases/pes2o/<version>`` (DESIGN.md §7)."""
     return Path(home).joinpath(*RELEASES, version)
-
-
-def _sha256(path: Path) -> str:
-    return file_sha256(path)
 
 
 def funnel_rows(reasons: Mapping[str, Mapping[str | None, int]], after_cutoff: Mapping[str, int],

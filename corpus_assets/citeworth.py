@@ -21,6 +21,7 @@ from corpus.citeworth import (
     citeworth_day,
     release_dir,
 )
+from corpus.release_state import manifest_sha256
 from corpus_assets.common import count_table, markdown_preview, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
@@ -157,6 +158,9 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
     preview = corpus.store.scan("citeworth_splits").head(10).collect()
     root = release_dir(corpus.home)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(
+            manifest_sha256(root / "manifest.json") or ""
+        ),  # changes iff the release does
         metadata={
             "mode": summary["mode"],
             "days_changed": summary["days_changed"],
@@ -178,7 +182,7 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
-        }
+        },
     )
 
 

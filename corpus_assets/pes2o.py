@@ -16,6 +16,7 @@ from corpus.pes2o_release import (
     release_dir,
     write_release,
 )
+from corpus.release_state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, markdown_preview, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -104,6 +105,9 @@ def _release(
     plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.png"
     atomic_write_bytes(plot_path, png)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(
+            manifest_sha256(root / "manifest.json") or ""
+        ),  # changes iff the release does
         metadata={
             "documents": sum(s["documents"] for s in stats),
             "words": sum(s["words"] for s in stats),
@@ -132,7 +136,7 @@ def _release(
             "load_with": dg.MetadataValue.md(
                 f'`datasets.load_dataset("{root}")` (configs: default, s2orc, s2ag)'
             ),
-        }
+        },
     )
 
 

@@ -66,6 +66,11 @@ def _meta(result: dg.ExecuteInProcessResult, key: str) -> dict:
     return event.materialization.metadata
 
 
+def _data_version(result: dg.ExecuteInProcessResult, key: str) -> str:
+    (event,) = [e for e in result.get_asset_materialization_events() if e.asset_key.path == [key]]
+    return event.materialization.tags["dagster/data_version"]
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, shared_landing):
     """Two days, the releases (a full build), the third day, the releases again (incremental);
@@ -147,6 +152,8 @@ def test_same_rows_and_days_after_the_cutoff_change_nothing(built):
             meta = _meta(built[key], f"pes2o_{v}")
             assert meta["mode"].value == "unchanged" and meta["shards_written"].value == 0
     assert _meta(built["after"], "pes2o_v1")["days_after_cutoff"].value == 1
+    versions = {k: _data_version(built[k], "pes2o_v1") for k in ("start", "first", "same_rows", "after")}
+    assert versions["first"] == versions["same_rows"] == versions["after"] != versions["start"]
     assert built["same_rows_trees"] == built["trees"] == built["after_trees"]
     leftovers = [p.name for p in release_dir(built["home"], "v1").parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []  # staging and work directories are gone
