@@ -47,7 +47,15 @@ import polars as pl
 from corpus import citeworth as cw
 from corpus.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.fields import CITEWORTH_FIELDS
-from corpus.release_state import day_fingerprints, file_sha256, load_state, locked, save_state, state_dir
+from corpus.release_state import (
+    day_fingerprints,
+    file_sha256,
+    link_or_copy,
+    load_state,
+    locked,
+    save_state,
+    state_dir,
+)
 from corpus.store import Store, swap_dir
 
 __all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
@@ -490,7 +498,7 @@ def _commit(
             mine = rows.filter(pl.col("split") == split)
             changed = mine["line"].null_count() < mine.height or (leaving["split"] == split).any()
             if incremental and name in old_files and not changed:
-                os.link(out / name, staging / name)
+                link_or_copy(out / name, staging / name)
                 files.append(old_files[name])
                 continue
             _write_split(staging / name, mine, out / name if incremental else None)

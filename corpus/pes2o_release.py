@@ -70,6 +70,7 @@ from corpus.papers import Paragraph, ParseSource, StructuredDoc
 from corpus.release_state import (
     day_fingerprints,
     file_sha256,
+    link_or_copy,
     load_state,
     locked,
     manifest_sha256,
@@ -943,14 +944,6 @@ def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSe
     }
 
 
-def _link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:  # a file system without hard links
-        shutil.copyfile(src, dst)
-
-
 def build_task(work: str | Path, task: int) -> dict:
     """Write the shards of one task into the staging directory; returns their entries and the
     text hashes of the documents read from the days. Reads only files: run it anywhere."""
@@ -1003,7 +996,7 @@ def build_task(work: str | Path, task: int) -> dict:
         if sig in by_sig:
             old_stem = by_sig[sig]
             for ext in ("jsonl.gz", "parquet"):
-                _link(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
+                link_or_copy(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
             files.append({"stem": stem, "signature": sig, "linked": old_stem})
         else:
             files.append({"stem": stem, "signature": sig, **_write_shard(staging, stem, docs, settings)})
@@ -1037,7 +1030,7 @@ def commit_release(plan: Plan) -> dict:
 
     for stem, old_stem in meta["reuse"].items():
         for ext in ("jsonl.gz", "parquet"):
-            _link(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
+            link_or_copy(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
         carry(stem, old_stem)
     hashes = []
     for task in range(plan.tasks):

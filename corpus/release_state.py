@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from corpus.store import Store, atomic_write_bytes
 __all__ = [
     "day_fingerprints",
     "file_sha256",
+    "link_or_copy",
     "load_state",
     "locked",
     "manifest_sha256",
@@ -82,6 +84,16 @@ def day_fingerprints(
         prints[day] = fp
         new_cache[day] = [stats, fp]
     return prints, new_cache
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    """``dst`` the same file as ``src`` (a hard link: no bytes copied), or a copy where the file
+    system has no hard links."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 def manifest_sha256(path: Path) -> str | None:
