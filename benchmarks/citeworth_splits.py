@@ -1,8 +1,10 @@
-"""CiteWorth release at scale: paragraphs/s and papers/s (CPU and wall) and peak memory.
+"""CiteWorth release at scale: paragraphs/s and papers/s per CPU second, peak memory, and the
+cost of one new day against a full build.
 
-    python benchmarks/citeworth_splits.py [CORPUS_HOME] [--papers N] [--days D] [--workdir DIR]
+    python benchmarks/citeworth_splits.py [CORPUS_HOME] [--papers N | --papers-per-day P] [--days D]
                                           [--kept K] [--rejected R] [--sentences S] [--cite-share C]
-                                          [--repeat P] [--seed X] [--keep] [--no-audit]
+                                          [--repeat P] [--new-day] [--per-field N] [--seed X]
+                                          [--workdir DIR] [--keep] [--no-audit]
 
 Without CORPUS_HOME, ``--papers`` papers are spread over ``--days`` daily
 ``citeworth_paragraphs`` and ``citeworth_candidates`` partitions of a temporary
@@ -19,10 +21,13 @@ no paragraph. Fields follow arXiv's skew (Physics, Mathematics and Computer Scie
 paragraphs (a new version: the release must keep only the latest day's). Sentences are
 slices of one pool of Zipf-sampled words, so texts are distinct for the compressor.
 
-Generation runs in a child process (its CPU time and peak RSS are reported apart);
-then ``build_release`` (what the ``citeworth_splits`` asset calls) and ``audit_release``
-(its asset check) run in this process, so the peak RSS is the release's. With
-``--workdir`` the data goes there and is removed afterwards (unless ``--keep``).
+``build_release`` (what the ``citeworth_splits`` asset calls) runs on the generated days: a
+full build. With ``--new-day``, one more day is written (``--days``' average of new papers plus
+a ``--new-day-repeat`` share of that many earlier papers delivered again) and
+``build_release`` runs again: the incremental run. Generation and each release run in their own
+child process, so each one's CPU seconds and peak RSS (VmHWM) are its own; ``audit_release``
+(the asset check) runs in this process after the full build. With ``--workdir`` the data goes
+there and is removed afterwards (unless ``--keep``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,6 @@ import datetime as dt
 import multiprocessing as mp
 import shutil
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -142,6 +146,36 @@ def _paper(pid: str, fld: str, args, pool: WordPool, rnd) -> tuple[list[dict], d
     return rows, cand
 
 
+def _population(args: argparse.Namespace, extra: int = 0) -> tuple[list[str], list[str]]:
+    """Ids and fields of the generated papers (and ``extra`` more, for the new day)."""
+    import numpy as np
+
+    n = args.papers + extra
+    rng = np.random.default_rng(args.seed)
+    shares = np.array(list(FIELD_SHARES.values())) / sum(FIELD_SHARES.values())
+    fields = rng.choice(list(FIELD_SHARES), size=n, p=shares).tolist()
+    ids = [f"{23 + (i // 90_000) // 12:02d}{1 + (i // 90_000) % 12:02d}.{i % 90_000:05d}" for i in range(n)]
+    return ids, fields
+
+
+def _write_day(store: Store, day: str, todo: list[int], ids, fields, args, pool, rnd, totals: dict) -> None:
+    frames, rows, cands = [], [], []
+    for i in sorted(todo):
+        mine, cand = _paper(ids[i], fields[i], args, pool, rnd)
+        rows.extend(mine)
+        cands.append(cand)
+        totals["kept_rows"] += cand["kept_paragraphs"]
+        if len(rows) >= 4096:
+            frames.append(cw._frame(rows, cw.PARAGRAPH_SCHEMA))
+            totals["paragraph_rows"] += len(rows)
+            rows = []
+    frames.append(cw._frame(rows, cw.PARAGRAPH_SCHEMA))
+    totals["paragraph_rows"] += len(rows)
+    totals["candidates"] += len(cands)
+    store.write_partition(cw.PARAGRAPHS, day, pl.concat(frames, how="vertical"))
+    store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
+
+
 def generate(home: str, args: argparse.Namespace) -> dict:
     """Write the daily partitions; returns counts, bytes, CPU seconds and peak RSS of this process."""
     import random
@@ -150,135 +184,107 @@ def generate(home: str, args: argparse.Namespace) -> dict:
 
     with cpu_timer() as cpu, timer() as wall:
         rnd = random.Random(args.seed)
-        rng = np.random.default_rng(args.seed)
+        rng = np.random.default_rng(args.seed + 7)
         pool = WordPool(4_000_000, args.seed)
         n, days = args.papers, args.days
-        fields = rng.choice(
-            list(FIELD_SHARES), size=n, p=np.array(list(FIELD_SHARES.values())) / sum(FIELD_SHARES.values())
-        ).tolist()
+        ids, fields = _population(args)
         primary = np.arange(n) * days // n  # papers in id order over the days
         again = np.full(n, -1)
         repeat = (rng.random(n) < args.repeat) & (primary < days - 1)
         again[repeat] = primary[repeat] + 1 + (rng.random(repeat.sum()) * (days - 1 - primary[repeat]))
-        ids = [
-            f"{23 + (i // 90_000) // 12:02d}{1 + (i // 90_000) % 12:02d}.{i % 90_000:05d}" for i in range(n)
-        ]
         store = Store(Path(home))
         totals = {"paragraph_rows": 0, "kept_rows": 0, "candidates": 0}
         for d in range(days):
             day = (FIRST_DAY + dt.timedelta(days=d)).isoformat()
-            todo = np.concatenate([np.flatnonzero(primary == d), np.flatnonzero(again == d)])
-            frames, rows, cands = [], [], []
-            for i in sorted(todo.tolist()):
-                mine, cand = _paper(ids[i], fields[i], args, pool, rnd)
-                rows.extend(mine)
-                cands.append(cand)
-                totals["kept_rows"] += cand["kept_paragraphs"]
-                if len(rows) >= 4096:
-                    frames.append(cw._frame(rows, cw.PARAGRAPH_SCHEMA))
-                    totals["paragraph_rows"] += len(rows)
-                    rows = []
-            frames.append(cw._frame(rows, cw.PARAGRAPH_SCHEMA))
-            totals["paragraph_rows"] += len(rows)
-            totals["candidates"] += len(cands)
-            store.write_partition(cw.PARAGRAPHS, day, pl.concat(frames, how="vertical"))
-            store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
+            todo = np.concatenate([np.flatnonzero(primary == d), np.flatnonzero(again == d)]).tolist()
+            _write_day(store, day, todo, ids, fields, args, pool, rnd, totals)
     size = sum(
         p.stat().st_size for a in (cw.PARAGRAPHS, cw.CANDIDATES) for p in Path(home, a).rglob("*.parquet")
     )
     return {**totals, "repeats": int(repeat.sum()), "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"],
-            "peak_mb": peak_mb()}  # fmt: skip
+            "peak_mb": _hwm_mb()}  # fmt: skip
+
+
+def new_day(home: str, args: argparse.Namespace) -> dict:
+    """One more day: ``papers / days`` new papers and re-delivered earlier ones."""
+    import random
+
+    import numpy as np
+
+    rnd = random.Random(args.seed + 1)
+    rng = np.random.default_rng(args.seed + 1)
+    per_day = max(1, args.papers // args.days)
+    ids, fields = _population(args, per_day)
+    again = rng.choice(args.papers, size=max(1, round(per_day * args.new_day_repeat)), replace=False).tolist()
+    day = (FIRST_DAY + dt.timedelta(days=args.days)).isoformat()
+    totals = {"paragraph_rows": 0, "kept_rows": 0, "candidates": 0}
+    todo = [*range(args.papers, args.papers + per_day), *again]
+    _write_day(
+        Store(Path(home)), day, todo, ids, fields, args, WordPool(4_000_000, args.seed + 1), rnd, totals
+    )
+    return {"day": day, "new": per_day, "again": len(again), **totals}
+
+
+def _hwm_mb() -> float:
+    """Peak RSS of this process image (VmHWM: unlike ru_maxrss, not inherited across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return peak_mb()
+
+
+def _in_child(target, *args):
+    ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is its own
+    q = ctx.Queue()
+    child = ctx.Process(target=target, args=(*args, q))
+    child.start()
+    out = q.get()
+    child.join()
+    return out
+
+
+def _new_day_child(home: str, args: argparse.Namespace, out) -> None:
+    out.put(new_day(home, args))
+
+
+def _release_child(home: str, args: argparse.Namespace, out) -> None:
+    start = time.process_time()
+    with timer() as wall:
+        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
+    out.put(
+        {"summary": summary, "cpu_s": time.process_time() - start, "wall_s": wall["s"], "peak_mb": _hwm_mb()}
+    )
 
 
 def _generate_child(home: str, args: argparse.Namespace, out) -> None:
     out.put(generate(home, args))
 
 
-class RssTrace:
-    """Samples VmRSS every ``every`` seconds, to see *when* the peak happens."""
-
-    def __init__(self, every: float = 1.0) -> None:
-        self.samples: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._every = every
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        start = time.perf_counter()
-        while not self._stop.wait(self._every):
-            for line in Path("/proc/self/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    self.samples.append((time.perf_counter() - start, int(line.split()[1]) / 1024))
-
-    def __enter__(self) -> RssTrace:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def release(home: Path, args: argparse.Namespace) -> dict:
-    base_mb = peak_mb()
-    with RssTrace(args.trace_every) as trace, cpu_timer() as cpu, timer() as wall:
-        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
-    rel_peak = peak_mb()
+def release(home: Path, args: argparse.Namespace, label: str) -> dict:
+    run = _in_child(_release_child, str(home), args)
+    summary, cpu = run["summary"], run["cpu_s"]
     out = cw.release_dir(home)
     jsonl_mb = sum((out / f"{s}.jsonl").stat().st_size for s in cw.SPLIT_NAMES) / 2**20
     avail, paras, papers = summary["available_paragraphs"], summary["paragraphs"], summary["papers"]
-    print(f"  cap {summary['per_field_cap']:,}/field; released per field: "
-          + ", ".join(f"{f} {n:,}" for f, n in summary["released_per_field"].items()))  # fmt: skip
-    print(f"  splits {summary['paragraphs_per_split']}, {summary['stats']['total_sentences']:,} sentences, "
-          f"cite-worthy {summary['stats']['cite_worthy_share']:.3f}, JSONL {jsonl_mb:,.0f} MB")  # fmt: skip
-    if trace.samples:
-        step = max(1, len(trace.samples) // 20)
-        print("  RSS MB over time: " + " ".join(f"{t:.0f}s:{m:.0f}" for t, m in trace.samples[::step]))
-    print(f"build_release: {avail:,} kept paragraphs in, {paras:,} paragraphs of {papers:,} papers out, "
-          f"{cpu['s']:.1f} CPU s / {wall['s']:.1f} wall s = {avail / cpu['s']:,.0f} kept paragraphs/CPU-s; "
-          f"peak RSS {rel_peak:,.0f} MB (before: {base_mb:,.0f} MB)")  # fmt: skip
-    audit = {"cpu_s": 0.0, "wall_s": 0.0, "sentences": 0, "rate": 0.0}
-    if not args.no_audit:
-        with cpu_timer() as acpu, timer() as awall:
-            a = cw.audit_release(out)
-        audit = {"cpu_s": acpu["s"], "wall_s": awall["s"], "sentences": a["sentences"], "rate": a["rate"]}
-        print(f"audit_release: {a['sentences']:,} sentences in {acpu['s']:.1f} CPU s / {awall['s']:.1f} wall s "
-              f"= {a['sentences'] / max(acpu['s'], 1e-9):,.0f} sentences/CPU-s, leftover rate {a['rate']:.4f}; "
-              f"peak RSS {peak_mb():,.0f} MB")  # fmt: skip
-    return {"summary": summary, "cpu_s": cpu["s"], "wall_s": wall["s"], "peak_mb": rel_peak,
-            "jsonl_mb": jsonl_mb, "audit": audit}  # fmt: skip
+    if label == "full":
+        print(f"  cap {summary['per_field_cap']:,}/field; released per field: "
+              + ", ".join(f"{f} {n:,}" for f, n in summary["released_per_field"].items()))  # fmt: skip
+        print(f"  splits {summary['paragraphs_per_split']}, {summary['stats']['total_sentences']:,} sentences, "
+              f"cite-worthy {summary['stats']['cite_worthy_share']:.3f}, JSONL {jsonl_mb:,.0f} MB")  # fmt: skip
+    print(f"build_release ({label}, mode {summary['mode']}, cap {summary['per_field_cap']:,}, "
+          f"{summary['files_written']} split files written): {avail:,} kept paragraphs in, {paras:,} paragraphs "
+          f"of {papers:,} papers out, {cpu:.2f} CPU s / {run['wall_s']:.2f} wall s = {avail / cpu:,.0f} kept "
+          f"paragraphs/CPU-s; peak RSS {run['peak_mb']:,.0f} MB")  # fmt: skip
+    return {"summary": summary, "cpu_s": cpu, "wall_s": run["wall_s"], "peak_mb": run["peak_mb"],
+            "jsonl_mb": jsonl_mb}  # fmt: skip
 
 
-def new_day(home: Path, args: argparse.Namespace) -> dict:
-    """One more day: ``papers/days`` new papers and a ``--repeat`` share of that many papers of the
-    last two weeks delivered again; then the release again (incremental)."""
-    import random
-
-    rnd = random.Random(args.seed + 1)
-    store = Store(home)
-    days = store.partitions(cw.PARAGRAPHS)
-    day = (dt.date.fromisoformat(days[-1]) + dt.timedelta(days=1)).isoformat()
-    pool = WordPool(1_000_000, args.seed + 1)
-    per_day = max(1, args.papers // args.days)
-    recent = pl.concat(
-        [store.read_partition(cw.CANDIDATES, d).select("paper_id", "field") for d in days[-14:]]
-    )
-    again = recent.sample(min(recent.height, int(per_day * args.repeat) + 1), seed=1).rows()
-    fresh = [(f"2999.{i:05d}", rnd.choice(list(FIELD_SHARES))) for i in range(per_day)]
-    rows, cands = [], []
-    for pid, fld in sorted(fresh + again):
-        mine, cand = _paper(pid, fld, args, pool, rnd)
-        rows.extend(mine)
-        cands.append(cand)
-    store.write_partition(cw.PARAGRAPHS, day, cw._frame(rows, cw.PARAGRAPH_SCHEMA))
-    store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
-    with cpu_timer() as cpu, timer() as wall:
-        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
-    print(
-        f"new day {day}: {per_day:,} new papers + {len(again):,} re-delivered: {summary['mode']}, "
-        f"{summary['splits_rewritten']} split file(s) merged in {cpu['s']:.1f} CPU s / {wall['s']:.1f} wall s"
-    )
-    return {"cpu_s": cpu["s"], "wall_s": wall["s"]}
+def audit(home: Path) -> dict:
+    with cpu_timer() as acpu, timer() as awall:
+        a = cw.audit_release(cw.release_dir(home))
+    print(f"audit_release: {a['sentences']:,} sentences in {acpu['s']:.1f} CPU s / {awall['s']:.1f} wall s "
+          f"= {a['sentences'] / max(acpu['s'], 1e-9):,.0f} sentences/CPU-s, leftover rate {a['rate']:.4f}")  # fmt: skip
+    return {"cpu_s": acpu["s"], "wall_s": awall["s"], "sentences": a["sentences"], "rate": a["rate"]}
 
 
 def main() -> None:
@@ -287,6 +293,7 @@ def main() -> None:
         "home", nargs="?", type=Path, help="a CORPUS_HOME with citeworth partitions (no generation)"
     )
     ap.add_argument("--papers", type=int, default=50_000)
+    ap.add_argument("--papers-per-day", type=int, help="papers = this x --days (overrides --papers)")
     ap.add_argument("--days", type=int, help="daily partitions (default: one per 1,000 papers)")
     ap.add_argument("--kept", type=float, default=10.0, help="mean kept paragraphs of a candidate paper")
     ap.add_argument(
@@ -296,13 +303,17 @@ def main() -> None:
     ap.add_argument("--cite-share", type=float, default=0.18, help="share of cite-worthy sentences")
     ap.add_argument("--non-candidates", type=float, default=0.1, help="share of papers without paragraphs")
     ap.add_argument("--repeat", type=float, default=0.1, help="share of papers delivered again later")
+    ap.add_argument("--new-day", action="store_true", help="then one new day, released incrementally")
+    ap.add_argument("--new-day-repeat", type=float, default=0.05,
+                    help="earlier papers the new day delivers again, as a share of its new papers")  # fmt: skip
+    ap.add_argument("--per-field", type=int, help="fixed per-field cap (default: the median of the fields)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--per-field", type=int, help="a fixed per-field cap (default: the median of the fields)")
     ap.add_argument("--workdir", type=Path, help="where to generate (removed afterwards unless --keep)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--no-audit", action="store_true", help="skip audit_release")
-    ap.add_argument("--trace-every", type=float, default=2.0, help="RSS sampling period, seconds")
     args = ap.parse_args()
+    if args.papers_per_day and args.days:
+        args.papers = args.papers_per_day * args.days
     args.days = args.days or max(1, args.papers // 1000)
 
     tmp = None
@@ -316,18 +327,26 @@ def main() -> None:
         home = Path(tmp.name)
     try:
         if args.home is None:
-            ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is the generation's alone
-            q = ctx.Queue()
-            child = ctx.Process(target=_generate_child, args=(str(home), args, q))
-            child.start()
-            gen = q.get()
-            child.join()
+            gen = _in_child(_generate_child, str(home), args)
             print(f"generate: {args.papers:,} papers ({gen['repeats']:,} delivered again) over {args.days} days: "
                   f"{gen['paragraph_rows']:,} paragraph rows ({gen['kept_rows']:,} kept), "
                   f"{gen['bytes'] / 2**20:,.0f} MB of Parquet in {gen['cpu_s']:.1f} CPU s / {gen['wall_s']:.1f} "
                   f"wall s, peak RSS {gen['peak_mb']:,.0f} MB")  # fmt: skip
-        rel = release(home, args)
-        inc = new_day(home, args)
+        rel = release(home, args, "full")
+        aud = {"cpu_s": 0.0, "wall_s": 0.0, "sentences": 0, "rate": 0.0} if args.no_audit else audit(home)
+        values = {}
+        if args.new_day:
+            if args.home is not None:
+                ap.error("--new-day needs generated data (no CORPUS_HOME)")
+            day = _in_child(_new_day_child, str(home), args)
+            print(f"new day {day['day']}: {day['new']:,} new papers, {day['again']:,} delivered again, "
+                  f"{day['kept_rows']:,} kept paragraphs")  # fmt: skip
+            inc = release(home, args, "new day")
+            values = {"new_day_papers": day["new"], "new_day_again": day["again"], "new_day_cpu_s": inc["cpu_s"],
+                      "new_day_peak_mb": inc["peak_mb"], "new_day_share": inc["cpu_s"] / rel["cpu_s"]}  # fmt: skip
+            print(f"one new day: {inc['cpu_s']:.2f} CPU s = {100 * inc['cpu_s'] / rel['cpu_s']:.1f} % of the full "
+                  f"build's {rel['cpu_s']:.2f} CPU s; peak RSS {inc['peak_mb']:,.0f} MB (full: "
+                  f"{rel['peak_mb']:,.0f} MB)")  # fmt: skip
         s = rel["summary"]
         avail, paras, papers = s["available_paragraphs"], s["paragraphs"], s["papers"]
         result(
@@ -343,17 +362,14 @@ def main() -> None:
             release_cpu_s=rel["cpu_s"],
             release_wall_s=rel["wall_s"],
             paragraphs_per_cpu_s=avail / rel["cpu_s"],
-            paragraphs_per_wall_s=avail / rel["wall_s"],
             papers_per_cpu_s=(args.papers if gen else papers) / rel["cpu_s"],
-            papers_per_wall_s=(args.papers if gen else papers) / rel["wall_s"],
             jsonl_mb=rel["jsonl_mb"],
             release_peak_mb=rel["peak_mb"],
-            audit_cpu_s=rel["audit"]["cpu_s"],
-            audit_sentences_per_cpu_s=rel["audit"]["sentences"] / max(rel["audit"]["cpu_s"], 1e-9),
-            leftover_rate=rel["audit"]["rate"],
-            new_day_cpu_s=inc["cpu_s"],
-            new_day_share=inc["cpu_s"] / rel["cpu_s"],
-            peak_mb=peak_mb(),
+            audit_cpu_s=aud["cpu_s"],
+            audit_sentences_per_cpu_s=aud["sentences"] / max(aud["cpu_s"], 1e-9),
+            leftover_rate=aud["rate"],
+            peak_mb=rel["peak_mb"],
+            **values,
         )
     finally:
         if tmp is not None:

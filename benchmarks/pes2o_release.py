@@ -1,27 +1,31 @@
-"""peS2o release writer at scale: documents/s per core, MB/s of JSONL, and peak memory.
+"""peS2o release writer at scale: documents/s per core, MB/s of JSONL, peak memory, and the
+cost of one new day against a full build.
 
-    python benchmarks/pes2o_release.py [CORPUS_HOME] [--papers N] [--days D] [--words W]
-                                       [--fulltext F] [--repeat R] [--workdir DIR] [--version v1]
+    python benchmarks/pes2o_release.py [CORPUS_HOME] [--papers N | --papers-per-day P] [--days D]
+                                       [--words W] [--fulltext F] [--repeat R] [--new-day]
+                                       [--workdir DIR] [--version v1] [--workers K]
 
 Without CORPUS_HOME, ``--papers`` papers are spread over ``--days`` daily ``pes2o``
 partitions of a temporary CORPUS_HOME (``Store.write_partition`` of ``pes2o_frame``
-rows, as ``pes2o_day`` writes them): every paper has an ``s2ag`` row (title and
-abstract, ~``--s2ag-words`` words) and an ``s2orc`` row, which has a full text of
-``--words`` words (default 5000; peS2o averages ~4-8k, lower it to fit the disk) for a
-``--fulltext`` share of papers and is ``no_full_text`` otherwise. v1/v2 mostly keep,
-with drops for the real reasons (``paper_filter`` with a detail too); a ``--repeat``
-share of papers is listed again on a later day with a new text (the release keeps the
-latest); ``created`` spreads over 1991 ... cutoff (recent years denser) with a few
-after the cutoff or unknown, so train and valid are both non-empty. Texts are cheap:
-slices of one pool of Zipf-sampled words (with paragraph breaks and some non-ASCII
-words), so each document is distinct for gzip and zstd.
+rows, as ``pes2o_day`` writes them), every day before the cutoff: every paper has an ``s2ag``
+row (title and abstract, ~``--s2ag-words`` words) and an ``s2orc`` row, which has a full
+text of ``--words`` words (default 5000; peS2o averages ~4-8k, lower it to fit the disk) for
+a ``--fulltext`` share of papers and is ``no_full_text`` otherwise. v1/v2 mostly keep, with
+drops for the real reasons (``paper_filter`` with a detail too); a ``--repeat`` share of
+papers is listed again on a later day with a new text (the release keeps the latest);
+``created`` spreads over 1991 ... cutoff (recent years denser) with a few after the cutoff
+or unknown, so train and valid are both non-empty. Texts are cheap: slices of one pool of
+Zipf-sampled words (with paragraph breaks and some non-ASCII words), so each document is
+distinct for gzip and zstd.
 
-Generation runs in a child process (its CPU time and peak RSS are reported apart);
-then ``write_release(home, version)`` runs in this process, so its peak RSS (DuckDB
-included, it runs in-process) is the release's. Throughput is in CPU seconds of this
-process (all its threads: DuckDB's too), with wall time alongside. With ``--workdir``
-the data goes there and is removed afterwards (unless ``--keep``); otherwise a
-TemporaryDirectory.
+The full build runs ``write_release(home, version)`` on the generated days. With
+``--new-day``, one more day is then written (``--days``' average of new papers, plus a
+``--new-day-repeat`` share of that many earlier papers, drawn from the whole history,
+delivered again with a new text) and ``write_release`` runs again: the incremental run, which
+writes only the shards the day changes. Generation and each release run in their own child
+process, so each one's CPU seconds (its threads and any build processes it starts) and peak
+RSS are its own. With ``--workdir`` the data goes there and is removed afterwards (unless
+``--keep``); otherwise a TemporaryDirectory.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ import datetime as dt
 import multiprocessing as mp
 import shutil
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -41,7 +44,6 @@ from corpus.pes2o_release import RULES, ReleaseSettings, pes2o_frame, write_rele
 from corpus.store import Store
 
 CUTOFF = dt.date.fromisoformat(ReleaseSettings().cutoff)
-FIRST_DAY = dt.date(2023, 2, 1)
 EPOCH = dt.date(1970, 1, 1)
 SIGNALS = (
     '{"paper_id":"%s","year":%s,"title_words":9,"abstract_words":180,"title_lang":"en",'
@@ -120,7 +122,7 @@ def _created(rng) -> dt.date | None:
 def _paper_rows(i: int, day: dt.date, args, rng, pool: TextPool, full: bool) -> list[dict]:
     created = _created(rng)
     year = created.year if created else None
-    pid = f"{(created or FIRST_DAY):%y%m}.{i:07d}"
+    pid = f"{(created or day):%y%m}.{i:07d}"
     base = {
         "id": pid,
         "added": f"{day.isoformat()}T00:00:00.000Z",
@@ -143,6 +145,11 @@ def _paper_rows(i: int, day: dt.date, args, rng, pool: TextPool, full: bool) -> 
     return rows
 
 
+def first_day(args: argparse.Namespace) -> dt.date:
+    """The generated days end two days before the cutoff (the new day is the last one before it)."""
+    return CUTOFF - dt.timedelta(days=args.days + 2)
+
+
 def generate(home: str, args: argparse.Namespace) -> dict:
     """Write the daily partitions; returns counts, bytes, CPU seconds and peak RSS of this process."""
     import numpy as np
@@ -159,7 +166,7 @@ def generate(home: str, args: argparse.Namespace) -> dict:
         store = Store(Path(home))
         rows_written = 0
         for d in range(args.days):
-            day = FIRST_DAY + dt.timedelta(days=d)
+            day = first_day(args) + dt.timedelta(days=d)
             ids = np.concatenate([np.flatnonzero(primary == d), np.flatnonzero(again == d)])
             rows = [r for i in ids.tolist() for r in _paper_rows(i, day, args, rng, pool, bool(full[i]))]
             store.write_partition("pes2o", day.isoformat(), pes2o_frame(rows))
@@ -167,7 +174,7 @@ def generate(home: str, args: argparse.Namespace) -> dict:
             del rows
     size = sum(p.stat().st_size for p in Path(home, "pes2o").rglob("*.parquet"))
     return {"rows": rows_written, "repeats": int(repeat.sum()), "fulltext": int(full.sum()),
-            "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"], "peak_mb": peak_mb()}  # fmt: skip
+            "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"], "peak_mb": _hwm_mb()}  # fmt: skip
 
 
 def _generate_child(home: str, args: argparse.Namespace, out) -> None:
@@ -177,104 +184,80 @@ def _generate_child(home: str, args: argparse.Namespace, out) -> None:
 # --------------------------------------------------------------------------- release
 
 
-class RssTrace:
-    """Samples VmRSS every ``every`` seconds, to see *when* the peak happens."""
+def new_day(home: str, args: argparse.Namespace) -> dict:
+    """One more day after the generated ones: new papers and re-delivered earlier ones."""
+    import numpy as np
 
-    def __init__(self, every: float = 1.0) -> None:
-        self.samples: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._every = every
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        start = time.perf_counter()
-        while not self._stop.wait(self._every):
-            for line in Path("/proc/self/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    self.samples.append((time.perf_counter() - start, int(line.split()[1]) / 1024))
-
-    def __enter__(self) -> RssTrace:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+    rng = np.random.default_rng(args.seed + 1)
+    pool = TextPool(max(4_000_000, 40 * args.words), args.seed + 1)
+    day = first_day(args) + dt.timedelta(days=args.days)
+    per_day = max(1, args.papers // args.days)
+    new = range(args.papers, args.papers + per_day)
+    again = rng.choice(args.papers, size=max(1, round(per_day * args.new_day_repeat)), replace=False)
+    full = rng.random(args.papers + per_day) < args.fulltext
+    ids = [*new, *sorted(int(i) for i in again)]
+    rows = [r for i in ids for r in _paper_rows(i, day, args, rng, pool, bool(full[i]))]
+    Store(Path(home)).write_partition("pes2o", day.isoformat(), pes2o_frame(rows))
+    return {"day": day.isoformat(), "new": per_day, "again": len(again), "rows": len(rows)}
 
 
-def release(home: Path, args: argparse.Namespace) -> dict:
-    settings = ReleaseSettings(
-        max_shard_bytes=args.max_shard_mb << 20, duckdb_memory_limit=args.duckdb_memory
-    )
-    base_mb = peak_mb()
-    with RssTrace(args.trace_every) as trace, cpu_timer() as cpu, timer() as wall:
-        summary = write_release(home, args.version, settings)
+def _hwm_mb() -> float:
+    """Peak RSS of this process image (VmHWM: unlike ru_maxrss, not inherited across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return peak_mb()
+
+
+def _new_day_child(home: str, args: argparse.Namespace, out) -> None:
+    out.put(new_day(home, args))
+
+
+def _release_child(home: str, args: argparse.Namespace, out) -> None:
+    import resource
+
+    settings = ReleaseSettings(max_shard_bytes=args.max_shard_mb << 20)
+    start = time.process_time()
+    with timer() as wall:
+        summary = write_release(home, args.version, settings, workers=args.workers)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out.put({
+        "summary": {k: v for k, v in summary.items() if k not in ("funnel", "inputs")},
+        "cpu_s": time.process_time() - start + kids.ru_utime + kids.ru_stime,
+        "wall_s": wall["s"],
+        "peak_mb": max(_hwm_mb(), kids.ru_maxrss / 1024),
+    })  # fmt: skip
+
+
+def _in_child(target, *args):
+    ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is its own
+    q = ctx.Queue()
+    child = ctx.Process(target=target, args=(*args, q))
+    child.start()
+    out = q.get()
+    child.join()
+    return out
+
+
+def release(home: Path, args: argparse.Namespace, label: str) -> dict:
+    run = _in_child(_release_child, str(home), args)
+    summary, cpu = run["summary"], run["cpu_s"]
     docs = sum(s["documents"] for s in summary["stats"])
-    words = sum(s["words"] for s in summary["stats"])
     root = home.joinpath("releases", "pes2o", args.version)
     jsonl_mb = sum(_gzip_size(root / f["path"]) for f in summary["files"] if f["format"] == "jsonl") / 2**20
     gz_mb = sum(f["bytes"] for f in summary["files"] if f["format"] == "jsonl") / 2**20
     pq_mb = sum(f["bytes"] for f in summary["files"] if f["format"] == "parquet") / 2**20
-    for s in summary["stats"]:
-        print(f"  {s['source']:5} {s['split']:5} {s['documents']:>9,} docs {s['words']:>14,} words")
-    print(f"  shards: {len(summary['files']) // 2}  jsonl {jsonl_mb:,.0f} MB -> gz {gz_mb:,.0f} MB, "
+    if label == "full":
+        for s in summary["stats"]:
+            print(f"  {s['source']:5} {s['split']:5} {s['documents']:>9,} docs {s['words']:>14,} words")
+    print(f"  shards: {len(summary['files']) // 2} ({summary['shards_written']} written, "
+          f"{summary['shards_reused']} kept)  jsonl {jsonl_mb:,.0f} MB -> gz {gz_mb:,.0f} MB, "
           f"parquet {pq_mb:,.0f} MB")  # fmt: skip
-    if trace.samples:
-        step = max(1, len(trace.samples) // 20)
-        print("  RSS MB over time: " + " ".join(f"{t:.0f}s:{m:.0f}" for t, m in trace.samples[::step]))
-    print(f"release {args.version}: {docs:,} docs in {cpu['s']:.1f} CPU s / {wall['s']:.1f} wall s = "
-          f"{docs / cpu['s']:,.0f} docs/CPU-s, {jsonl_mb / cpu['s']:.1f} MB/CPU-s of JSONL; "
-          f"peak RSS {peak_mb():,.0f} MB (before the release: {base_mb:,.0f} MB)")  # fmt: skip
-    return {"docs": docs, "words": words, "jsonl_mb": jsonl_mb, "cpu_s": cpu["s"], "wall_s": wall["s"]}
-
-
-def new_day(home: Path, args: argparse.Namespace) -> dict:
-    """One more day after the generated ones: ``papers/days`` new papers, and a ``--repeat``
-    share of that many papers of the last two weeks delivered again with a new text; then
-    the release again (incremental). Returns its CPU and wall seconds and what it rebuilt."""
-    import numpy as np
-    import polars as pl
-
-    store = Store(home)
-    days = store.partitions("pes2o")
-    day = dt.date.fromisoformat(days[-1]) + dt.timedelta(days=1)
-    rng = np.random.default_rng(args.seed + 1)
-    pool = TextPool(max(4_000_000, 40 * args.words), args.seed + 1)
-    per_day = max(1, args.papers // max(1, args.days))
-    fresh = [
-        r
-        for i in range(per_day)
-        for r in _paper_rows(args.papers + i, day, args, rng, pool, rng.random() < args.fulltext)
-    ]
-    recent = pl.concat([store.read_partition("pes2o", d) for d in days[-14:]], how="diagonal_relaxed")
-    again = recent.filter(
-        pl.col("id").is_in(recent["id"].unique().sample(int(per_day * args.repeat) + 1, seed=1).implode())
-    )
-    again = again.with_columns(
-        pl.lit(f"{day}T00:00:00.000Z").alias("added"),
-        pl.when(pl.col("text").is_not_null())
-        .then(pl.concat_str(pl.col("text"), pl.lit(" revised")))
-        .alias("text"),
-    ).drop("date", strict=False)
-    store.write_partition(
-        "pes2o",
-        day.isoformat(),
-        pl.concat([pes2o_frame(fresh), again.select(pes2o_frame(fresh).columns)], how="diagonal_relaxed"),
-    )
-    settings = ReleaseSettings(
-        max_shard_bytes=args.max_shard_mb << 20, duckdb_memory_limit=args.duckdb_memory
-    )
-    with cpu_timer() as cpu, timer() as wall:
-        summary = write_release(home, args.version, settings)
-    print(f"new day {day}: {per_day:,} new papers + {again['id'].n_unique():,} re-delivered: {summary['mode']}, "
-          f"{summary['groups_rebuilt']} of {len(summary['groups'])} week groups rebuilt in {cpu['s']:.1f} CPU s "
-          f"/ {wall['s']:.1f} wall s")  # fmt: skip
-    return {
-        "cpu_s": cpu["s"],
-        "wall_s": wall["s"],
-        "rebuilt": summary["groups_rebuilt"],
-        "groups": len(summary["groups"]),
-    }
+    print(f"release {args.version} ({label}, mode {summary['mode']}): {docs:,} docs in {cpu:.2f} CPU s / "
+          f"{run['wall_s']:.2f} wall s = {docs / cpu:,.0f} docs/CPU-s, {jsonl_mb / cpu:.1f} MB/CPU-s of JSONL; "
+          f"peak RSS {run['peak_mb']:,.0f} MB")  # fmt: skip
+    return {"docs": docs, "jsonl_mb": jsonl_mb, "cpu_s": cpu, "wall_s": run["wall_s"], "peak_mb": run["peak_mb"],
+            "written": summary["shards_written"], "shards": len(summary["files"]) // 2}  # fmt: skip
 
 
 def _gzip_size(path: Path) -> int:
@@ -289,19 +272,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("home", nargs="?", type=Path, help="a CORPUS_HOME with pes2o partitions (no generation)")
     ap.add_argument("--papers", type=int, default=50_000)
+    ap.add_argument("--papers-per-day", type=int, help="papers = this x --days (overrides --papers)")
     ap.add_argument("--days", type=int, default=50)
     ap.add_argument("--words", type=int, default=5000, help="words of an s2orc full text")
     ap.add_argument("--s2ag-words", type=int, default=200, help="mean words of an s2ag title + abstract")
     ap.add_argument("--fulltext", type=float, default=0.3, help="share of papers with a full text")
     ap.add_argument("--repeat", type=float, default=0.05, help="share of papers listed again later")
+    ap.add_argument("--new-day", action="store_true", help="then one new day, released incrementally")
+    ap.add_argument("--new-day-repeat", type=float, default=0.05,
+                    help="earlier papers the new day delivers again, as a share of its new papers")  # fmt: skip
     ap.add_argument("--version", default="v1", choices=("v1", "v2"))
     ap.add_argument("--max-shard-mb", type=int, default=128, help="JSONL MB per shard before gzip")
-    ap.add_argument("--duckdb-memory", default=ReleaseSettings().duckdb_memory_limit)
+    ap.add_argument("--workers", type=int, default=1, help="build processes (0: one per CPU)")
     ap.add_argument("--workdir", type=Path, help="where to generate (removed afterwards unless --keep)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--trace-every", type=float, default=1.0, help="RSS sampling period, seconds")
     args = ap.parse_args()
+    if args.papers_per_day:
+        args.papers = args.papers_per_day * args.days
+    args.workers = args.workers or None
 
     tmp = None
     if args.home is not None:
@@ -315,18 +304,25 @@ def main() -> None:
             home = Path(tmp.name)
     try:
         if args.home is None:
-            ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is the generation's alone
-            q = ctx.Queue()
-            child = ctx.Process(target=_generate_child, args=(str(home), args, q))
-            child.start()
-            gen = q.get()
-            child.join()
+            gen = _in_child(_generate_child, str(home), args)
             print(f"generate: {args.papers:,} papers, {gen['rows']:,} rows ({gen['repeats']:,} repeated, "
                   f"{gen['fulltext']:,} with full text) over {args.days} days: {gen['bytes'] / 2**20:,.0f} MB "
                   f"of Parquet in {gen['cpu_s']:.1f} CPU s / {gen['wall_s']:.1f} wall s, "
                   f"peak RSS {gen['peak_mb']:,.0f} MB")  # fmt: skip
-        rel = release(home, args)
-        inc = new_day(home, args)
+        rel = release(home, args, "full")
+        values = {}
+        if args.new_day:
+            if args.home is not None:
+                ap.error("--new-day needs generated data (no CORPUS_HOME)")
+            day = _in_child(_new_day_child, str(home), args)
+            print(f"new day {day['day']}: {day['new']:,} new papers, {day['again']:,} delivered again")
+            inc = release(home, args, "new day")
+            values = {"new_day_papers": day["new"], "new_day_again": day["again"], "new_day_cpu_s": inc["cpu_s"],
+                      "new_day_peak_mb": inc["peak_mb"], "new_day_shards_written": inc["written"],
+                      "new_day_share": inc["cpu_s"] / rel["cpu_s"]}  # fmt: skip
+            print(f"one new day: {inc['cpu_s']:.2f} CPU s = {100 * inc['cpu_s'] / rel['cpu_s']:.1f} % of the full "
+                  f"build's {rel['cpu_s']:.2f} CPU s; {inc['written']} of {inc['shards']} shards written; "
+                  f"peak RSS {inc['peak_mb']:,.0f} MB (full: {rel['peak_mb']:,.0f} MB)")  # fmt: skip
         out_mb = sum(p.stat().st_size for p in (home / "releases").rglob("*") if p.is_file()) / 2**20
         result(
             papers=args.papers if gen else 0,
@@ -340,16 +336,11 @@ def main() -> None:
             release_cpu_s=rel["cpu_s"],
             release_wall_s=rel["wall_s"],
             docs_per_cpu_s=rel["docs"] / rel["cpu_s"],
-            docs_per_wall_s=rel["docs"] / rel["wall_s"],
             jsonl_mb=rel["jsonl_mb"],
             jsonl_mb_per_cpu_s=rel["jsonl_mb"] / rel["cpu_s"],
-            jsonl_mb_per_wall_s=rel["jsonl_mb"] / rel["wall_s"],
             output_mb=out_mb,
-            new_day_cpu_s=inc["cpu_s"],
-            new_day_share=inc["cpu_s"] / rel["cpu_s"],
-            groups_rebuilt=inc["rebuilt"],
-            groups=inc["groups"],
-            peak_mb=peak_mb(),
+            peak_mb=rel["peak_mb"],
+            **values,
         )
     finally:
         if tmp is not None:

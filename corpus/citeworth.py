@@ -59,9 +59,7 @@ import hashlib
 import json
 import math
 import re
-import shutil
 import statistics
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -70,7 +68,6 @@ from pathlib import Path
 import polars as pl
 
 from corpus.arxiv_ids import try_normalize
-from corpus.dataset_card import INT64, STRING, CardConfig, card_text, markdown_table, write_card
 from corpus.fields import CITEWORTH_FIELDS
 from corpus.papers import Paragraph, Span, StructuredDoc
 from corpus.sentences import split_sentences
@@ -893,41 +890,7 @@ def default_cap(counts: dict[str, int]) -> int:
     return math.ceil(statistics.median(sizes)) if sizes else 0
 
 
-def _latest_keys(store) -> pl.DataFrame:
-    """Kept paragraphs' keys, each paper only from the latest day it was processed on.
-
-    A paper re-harvested on a later datestamp (a new version) is in two daily partitions;
-    the later one wins, even when it has no kept paragraph left (the candidates table
-    records every processed paper, so the latest day is known for those too).
-    """
-    empty = pl.DataFrame(
-        schema={
-            k: SPLITS_SCHEMA[k]
-            for k in ("paper_id", "section_index", "field", "n_sentences", "n_cite_worthy", "date")
-        }
-    )
-    if not store.partitions(PARAGRAPHS) or not store.partitions(CANDIDATES):
-        return empty
-    latest = (
-        store.scan(CANDIDATES)
-        .select("paper_id", pl.col("date").cast(pl.Utf8))
-        .group_by("paper_id")
-        .agg(pl.col("date").max())
-    )
-    keys = (
-        store.scan(PARAGRAPHS)
-        .filter(pl.col("kept"))
-        .select(
-            "paper_id", "section_index", "field", "n_sentences", "n_cite_worthy", pl.col("date").cast(pl.Utf8)
-        )
-        .join(latest, on=["paper_id", "date"], how="semi")
-        .collect(engine="streaming")
-    )
-    return keys.select(empty.columns)
-
-
 _HASH_CHUNK = 200_000  # keys hashed at a time: Python strings for a slice only, not the corpus
-_BUCKET_ROWS = 50_000  # release rows sorted and written at a time (a few hundred MB of frame at most)
 
 
 def _key_hashes(keys: pl.DataFrame, seed: int) -> pl.Series:
@@ -963,337 +926,20 @@ def balanced_keys(keys: pl.DataFrame, seed: int = 0, per_field: int | None = Non
 def build_release(
     home: str | Path, *, seed: int = 0, per_field: int | None = None, out_dir: str | Path | None = None
 ) -> dict:
-    """The CiteWorth release over every materialised day (SPEC.md §7).
+    """The CiteWorth release over every materialised day (SPEC.md §7), brought up to date.
 
-    Keys of kept paragraphs (latest day per paper) -> :func:`balanced_keys` with ``per_field``
-    (``None``: :func:`default_cap`) and ``seed`` -> :func:`split_for` by paper ->
-    ``<out_dir>/{train,dev,test}.jsonl`` (default ``$home/releases/citeworth``), sorted by
-    (paper_id, section_index), each file replaced atomically, so the same days give the
-    same bytes; plus the ``citeworth_splits`` key table. Only keys are held for the whole
-    corpus; full rows go through :func:`_write_splits` a day and a bucket at a time, and
-    Table 2's statistics are accumulated as they are written. Returns counts and statistics.
+    Kept paragraphs of every paper's latest day, balanced over the fields as
+    :func:`balanced_keys` chooses (``per_field``, or :func:`default_cap` when ``None``, with
+    ``seed``), split by :func:`split_for`; written to ``<out_dir>/{train,dev,test}.jsonl``
+    (default ``$home/releases/citeworth``) sorted by (paper_id, section_index), with
+    ``manifest.json``, a dataset card and the ``citeworth_splits`` key table. Only days whose
+    content changed are read and only split files whose paragraphs changed are rewritten; the
+    bytes are those of a build from scratch (:mod:`corpus.citeworth_release`). Returns counts,
+    Table 2 statistics and ``mode``.
     """
-    from corpus.store import Store
+    from corpus.citeworth_release import build_release as build
 
-    if per_field is not None and per_field < 0:
-        raise ValueError(f"per_field must be >= 0 or None (median of the fields), not {per_field}")
-    store = Store(Path(home))
-    out = Path(out_dir) if out_dir is not None else release_dir(home)
-    keys = _latest_keys(store)
-    available = dict(keys.group_by("field").len().rows())
-    cap = default_cap(available) if per_field is None else per_field
-    chosen = balanced_keys(keys.select("paper_id", "section_index", "field"), seed=seed, per_field=cap)
-    papers = chosen["paper_id"].unique()
-    chosen_keys = chosen.select("paper_id", "section_index").join(
-        pl.DataFrame({"paper_id": papers, "split": [split_for(p) for p in papers]}), on="paper_id"
-    )
-    del chosen, papers
-    table = (
-        keys.join(chosen_keys, on=["paper_id", "section_index"], how="inner")
-        .select(list(SPLITS_SCHEMA))
-        .sort("paper_id", "section_index")
-    )
-    del chosen_keys
-    available_paragraphs = keys.height
-    del keys
-    inputs = _input_stamps(store)
-    settings = {"seed": seed, "per_field": per_field, "out": str(out.resolve())}
-    state = _read_state(store, out, settings)
-    if state is not None and state["inputs"] == inputs:
-        return {**state["summary"], "mode": "unchanged", "splits_rewritten": 0}
-    old_table = store.read_table(SPLITS) if state is not None else None
-    store.write_table(SPLITS, table)
-    if old_table is None:
-        sentences = _SentenceStats()
-        counts = _write_splits(store, table, out, sentences)
-        mode, rewritten = "full", len(SPLIT_NAMES)
-    else:
-        changed_days = {d for d, st in inputs.items() if state["inputs"].get(d) != st}
-        changed_days |= {d for d in state["inputs"] if d not in inputs}
-        sentences = _SentenceStats.from_state(state["sentences"])
-        counts, rewritten = _update_splits(store, old_table, table, changed_days, out, sentences)
-        mode = "incremental"
-    write_card(out, citeworth_card(counts, sentences.result(), available))
-    released = dict(table.group_by("field").len().rows())
-    per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
-    summary = {
-        "seed": seed,
-        "per_field_cap": cap,
-        "available_paragraphs": available_paragraphs,
-        "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
-        "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
-        "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
-        "paragraphs": table.height,
-        "papers": table["paper_id"].n_unique(),
-        "paragraphs_per_split": counts,
-        "papers_per_split": {
-            s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in SPLIT_NAMES
-        },
-        "stats": sentences.result(),
-        "files": {s: str(out / f"{s}.jsonl") for s in SPLIT_NAMES},
-    }
-    _write_state(store, out, settings, inputs, summary, sentences)
-    return {**summary, "mode": mode, "splits_rewritten": rewritten}
-
-
-# --------------------------------------------------------------------------- incremental release
-#
-# The release is the same function of the chosen keys whichever way it is written: a line is
-# the bytes write_ndjson gives its row, in (paper_id, section_index) order. So after a new day
-# only the chosen keys that changed (chosen or dropped now, or from a day that was rewritten)
-# are fetched or removed, merged into the old split files line by line, and Table 2's
-# statistics (a length histogram and counts) are updated by what was added and taken away.
-# What the release was built from is kept in $CORPUS_HOME/.index, keyed to the files' stamps.
-
-_KEY = ["paper_id", "section_index"]
-_LINE_KEY = re.compile(rb'^\{"paper_id":("(?:[^"\\]|\\.)*"),"section_index":(-?\d+),')
-
-
-def _state_path(store) -> Path:
-    return store.home / ".index" / "citeworth_release.json"
-
-
-def _input_stamps(store) -> dict[str, str]:
-    return {f"{a}/{d}": st for a in (PARAGRAPHS, CANDIDATES) for d, st in store.partition_stamps(a).items()}
-
-
-def _file_stamps(out: Path) -> dict[str, str]:
-    stamps = {}
-    for split in SPLIT_NAMES:
-        try:
-            st = (out / f"{split}.jsonl").stat()
-        except FileNotFoundError:
-            return {}
-        stamps[split] = f"{st.st_size}:{st.st_mtime_ns}"
-    return stamps
-
-
-def _read_state(store, out: Path, settings: dict) -> dict | None:
-    """The last release's state when this run may build on it: same settings, the split files
-    and the key table it wrote still in place."""
-    try:
-        state = json.loads(_state_path(store).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(state, dict) or state.get("settings") != settings:
-        return None
-    if not state.get("files") or state["files"] != _file_stamps(out) or not store.asset_dir(SPLITS).exists():
-        return None
-    return state
-
-
-def _write_state(store, out: Path, settings: dict, inputs: dict, summary: dict, sentences) -> None:
-    from corpus.store import atomic_write_bytes
-
-    state = {"settings": settings, "inputs": inputs, "files": _file_stamps(out), "summary": summary,
-             "sentences": sentences.state()}  # fmt: skip
-    atomic_write_bytes(_state_path(store), json.dumps(state, sort_keys=True).encode())
-
-
-def _update_splits(
-    store, old: pl.DataFrame, new: pl.DataFrame, changed_days: set[str], out: Path, sentences
-) -> tuple[dict[str, int], int]:
-    """Bring the split files from ``old``'s keys to ``new``'s; returns rows per split and how many
-    split files were rewritten."""
-    cols = ["paper_id", "section_index", "date", "split"]
-    old_k, new_k = old.select(cols), new.select(cols)
-    stale = pl.col("date").is_in(sorted(changed_days))
-    removed = old_k.join(new_k, on=cols, how="anti").vstack(old_k.filter(stale)).unique()
-    added = new_k.join(old_k, on=cols, how="anti").vstack(new_k.filter(stale)).unique()
-    counts, rewritten = {}, 0
-    fetched = _fetch_rows(store, added)  # every day read once, for all splits
-    fetched = fetched.join(added.select(*_KEY, "split"), on=_KEY, how="left", maintain_order="left")
-    for split in SPLIT_NAMES:
-        gone = removed.filter(pl.col("split") == split)
-        rows = fetched.filter(pl.col("split") == split).drop("split")
-        counts[split] = new.filter(pl.col("split") == split).height
-        if gone.is_empty() and rows.is_empty():
-            continue
-        sentences.add(split, rows)
-        _merge_split(out / f"{split}.jsonl", rows, set(gone.select(_KEY).iter_rows()), split, sentences)
-        rewritten += 1
-    return counts, rewritten
-
-
-def _fetch_rows(store, keys: pl.DataFrame) -> pl.DataFrame:
-    """The release rows of ``keys`` (paper_id, section_index, date), sorted, from their days."""
-    frames = []
-    for (day,), part in keys.partition_by("date", as_dict=True).items():
-        frames.append(
-            pl.scan_parquet(store.partition_dir(PARAGRAPHS, day) / "part-0.parquet")
-            .filter(pl.col("kept"))
-            .select(_RELEASE_SOURCE)
-            .join(part.select(_KEY).lazy(), on=_KEY, how="inner")
-            .collect()
-        )
-    if not frames:
-        return pl.DataFrame(schema={"paper_id": pl.String, "section_index": pl.Int64})
-    rows = pl.concat(frames, how="vertical")
-    if rows.height < keys.height:
-        raise RuntimeError(f"{keys.height - rows.height} chosen paragraphs were not found in {PARAGRAPHS}")
-    return (
-        rows.sort("paper_id", "section_index")
-        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
-        .select(RELEASE_COLUMNS)
-    )
-
-
-def _merge_split(path: Path, rows: pl.DataFrame, gone: set[tuple], split: str, sentences) -> None:
-    """Rewrite one split file: its old lines minus ``gone`` (taken off the statistics), merged
-    in key order with ``rows`` (whose lines are write_ndjson's bytes, as a full build's)."""
-    import io
-
-    buf = io.BytesIO()
-    if rows.height:
-        rows.write_ndjson(buf)
-    new_lines = buf.getvalue().splitlines(keepends=True)
-    new_keys = list(rows.select(_KEY).iter_rows()) if rows.height else []
-    removed_lines: list[bytes] = []
-    i = 0
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh, open(path, "rb") as old:
-        for line in old:
-            m = _LINE_KEY.match(line)
-            if m is None:
-                raise ValueError(f"{path}: a line that is not a release row: {line[:80]!r}")
-            key = (json.loads(m.group(1)), int(m.group(2)))
-            while i < len(new_keys) and new_keys[i] < key:
-                fh.write(new_lines[i])
-                i += 1
-            if key in gone:
-                removed_lines.append(line)
-            else:
-                fh.write(line)
-        fh.writelines(new_lines[i:])
-    if removed_lines:
-        old_rows = pl.read_ndjson(io.BytesIO(b"".join(removed_lines)))
-        sentences.subtract(split, old_rows)
-
-
-_RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
-HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}  # file -> Hugging Face split name
-RELEASE_FEATURES = [
-    {"name": "paper_id", **STRING},
-    {"name": "section_index", **INT64},
-    {"name": "section_title", **STRING},
-    {"name": "mag_field_of_study", "list": "string"},
-    {"name": "field", **STRING},
-    {"name": "original_text", **STRING},
-    {
-        "name": "samples",
-        "list": [
-            {"name": "text", **STRING},
-            {"name": "label", **STRING},
-            {"name": "original_text", **STRING},
-            {"name": "ref_ids", "list": {"list": "string"}},
-            {"name": "citation_text", "list": "string"},
-        ],
-    },
-]
-
-
-def citeworth_card(counts: dict[str, int], stats: dict, available: dict[str, int]) -> str:
-    """The release's dataset card (the released data's shape; Table 2 statistics)."""
-    files = {HF_SPLITS[s]: f"{s}.jsonl" for s in SPLIT_NAMES if counts.get(s)}
-    examples = {HF_SPLITS[s]: counts[s] for s in SPLIT_NAMES if counts.get(s)}
-    table_2 = [
-        {"statistic": k, "value": round(v, 4) if isinstance(v, float) else v} for k, v in stats.items()
-    ]
-    fields = [{"field": f, "available paragraphs": available.get(f, 0)} for f in CITEWORTH_FIELDS]
-    return card_text(
-        title="CiteWorth (arXiv)",
-        summary=(
-            "Cite-worthiness detection data built from arXiv by this project, following CiteWorth "
-            "(Wright & Augenstein, 2021): paragraphs of permissible sections whose every sentence passes "
-            "the paper's rules, each sentence labelled `check-worthy` (it carried a citation, now removed) "
-            "or `non-check-worthy`; fields balanced; train/validation/test 80/10/10 by paper (`dev.jsonl` "
-            "is the validation split). Load it with `datasets.load_dataset(<this directory>)`."
-        ),
-        configs=[CardConfig("default", files, examples, default=True)],
-        features=RELEASE_FEATURES,
-        licence="other",
-        sections={
-            "Statistics (CiteWorth Table 2)": markdown_table(table_2, ["statistic", "value"]),
-            "Paragraphs available per field": markdown_table(fields, ["field", "available paragraphs"]),
-            "Licence": (
-                "The sentences come from arXiv papers, each under the licence its authors chose (the "
-                "`license` column of `arxiv_metadata`); many use arXiv's non-exclusive distribution "
-                "licence, which does not allow redistribution. Check each paper's licence before sharing."
-            ),
-        },
-    )
-
-
-def _write_splits(
-    store, table: pl.DataFrame, out: Path, sentences: _SentenceStats, bucket_rows: int | None = None
-) -> dict[str, int]:
-    """Write ``table``'s paragraphs (sorted by paper_id, section_index) to ``out/<split>.jsonl``.
-
-    An external bucket sort, so memory does not grow with the corpus: each split's sorted
-    keys are cut into buckets of ``bucket_rows`` (default :data:`_BUCKET_ROWS`) consecutive
-    rows; every day partition is read once and its chosen rows are spilled to their bucket
-    (Parquet under ``out/.spill-*``); then each bucket is read, sorted and appended to its
-    split's file in bucket order: the bytes :meth:`polars.DataFrame.write_ndjson` gives for
-    the whole sorted split. Returns rows per split.
-    """
-    bucket_rows = bucket_rows or _BUCKET_ROWS
-    placed = table.select(
-        "paper_id",
-        "section_index",
-        "date",
-        "split",
-        (pl.int_range(pl.len()).over("split") // bucket_rows).cast(pl.Int64).alias("_bucket"),
-    )
-    want = placed.select("paper_id", "section_index", "date").n_unique()
-    out.mkdir(parents=True, exist_ok=True)
-    spill = Path(tempfile.mkdtemp(dir=out, prefix=".spill-"))
-    try:
-        found = 0
-        dates = set(placed["date"].unique().to_list())
-        for day in store.partitions(PARAGRAPHS):
-            if day not in dates:
-                continue
-            mine = placed.filter(pl.col("date") == day).drop("date").unique(["paper_id", "section_index"])
-            rows = (
-                pl.scan_parquet(store.partition_dir(PARAGRAPHS, day) / "part-0.parquet")
-                .filter(pl.col("kept"))
-                .select(_RELEASE_SOURCE)
-                .join(mine.lazy(), on=["paper_id", "section_index"], how="inner")
-                .collect()
-            )
-            found += rows.height
-            for (split, bucket), part in rows.partition_by("split", "_bucket", as_dict=True).items():
-                folder = spill / f"{split}-{bucket:08d}"
-                folder.mkdir(exist_ok=True)
-                part.drop("split", "_bucket").write_parquet(folder / f"{day}.parquet", compression="lz4")
-            del rows
-        if found < want:
-            raise RuntimeError(
-                f"{want - found} chosen paragraphs were not found in {PARAGRAPHS} "
-                "(a partition changed while the release was written?)"
-            )
-        counts: dict[str, int] = {}
-        for split in SPLIT_NAMES:
-            counts[split] = 0
-            n_buckets = placed.filter(pl.col("split") == split)["_bucket"].max()
-            with atomic_path(out / f"{split}.jsonl") as tmp, open(tmp, "wb") as fh:
-                for bucket in range(0 if n_buckets is None else n_buckets + 1):
-                    folder = spill / f"{split}-{bucket:08d}"
-                    files = sorted(folder.glob("*.parquet"))
-                    if not files:
-                        continue
-                    rows = (
-                        pl.concat([pl.read_parquet(f) for f in files], how="vertical")
-                        .sort("paper_id", "section_index")
-                        .with_columns(mag_field_of_study=pl.concat_list(pl.col("field")))
-                        .select(RELEASE_COLUMNS)
-                    )
-                    rows.write_ndjson(fh)
-                    sentences.add(split, rows)
-                    counts[split] += rows.height
-                    shutil.rmtree(folder)
-        return counts
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
+    return build(home, seed=seed, per_field=per_field, out_dir=out_dir)
 
 
 class _SentenceStats:
@@ -1307,35 +953,13 @@ class _SentenceStats:
         self.cite = 0
         self.per_split: Counter[str] = Counter()
 
-    def add(self, split: str, rows: pl.DataFrame, sign: int = 1) -> None:
-        if rows.is_empty():
-            return
+    def add(self, split: str, rows: pl.DataFrame) -> None:
         flat = rows.select("samples").explode("samples", empty_as_null=False).unnest("samples")
         texts = flat["text"].to_list()
-        lengths = Counter(map(len, texts))
-        if sign > 0:
-            self.lengths.update(lengths)
-        else:
-            self.lengths.subtract(lengths)
-            self.lengths = +self.lengths  # drop lengths no sentence has any more
-        self.tokens += sign * sum(len(_TOKEN_RE.findall(t)) for t in texts)
-        self.cite += sign * int((flat["label"] == LABEL_CITE_WORTHY).sum())
-        self.per_split[split] += sign * len(texts)
-
-    def subtract(self, split: str, rows: pl.DataFrame) -> None:
-        self.add(split, rows, sign=-1)
-
-    def state(self) -> dict:
-        return {"lengths": {str(k): v for k, v in sorted(self.lengths.items())}, "tokens": self.tokens,
-                "cite": self.cite, "per_split": dict(self.per_split)}  # fmt: skip
-
-    @classmethod
-    def from_state(cls, state: dict) -> _SentenceStats:
-        out = cls()
-        out.lengths = Counter({int(k): v for k, v in state["lengths"].items()})
-        out.tokens, out.cite = state["tokens"], state["cite"]
-        out.per_split = Counter(state["per_split"])
-        return out
+        self.lengths.update(map(len, texts))
+        self.tokens += sum(len(_TOKEN_RE.findall(t)) for t in texts)
+        self.cite += int((flat["label"] == LABEL_CITE_WORTHY).sum())
+        self.per_split[split] += len(texts)
 
     def _kth(self, k: int) -> int:
         """The ``k``-th smallest length (0-based)."""

@@ -1,84 +1,139 @@
-"""Hugging Face dataset cards for the releases, so ``datasets.load_dataset(<release dir>)``
-works with no arguments.
+"""Hugging Face dataset cards for the releases: ``README.md`` with YAML front matter.
 
-A card is the release directory's ``README.md``: YAML front matter (``configs`` with
-``data_files`` per split, ``dataset_info`` with the features and split sizes, the licence)
-and a short markdown body (what the release is, the statistics table and the filter
-funnel). The YAML feature syntax is the one ``datasets.Features._to_yaml_list`` writes.
-Only splits that have files are listed: ``datasets`` refuses a pattern that matches nothing.
+``datasets.load_dataset(<release dir>)`` reads the card's ``configs`` (one per config,
+``data_files`` a list of ``{split, path}`` with globs relative to the directory) and
+builds the table from the files; ``dataset_info`` gives the features (``name`` with
+``dtype``, or ``list`` for a sequence and a list of fields for a struct, as
+``datasets.Features._to_yaml_list`` writes them) and the split sizes. The YAML is written
+by hand with JSON-quoted strings (valid YAML scalars), so no YAML library is needed and
+the same summary always gives the same bytes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from corpus.store import atomic_write_bytes
 
-STRING = {"dtype": "string"}
-INT64 = {"dtype": "int64"}
+__all__ = ["CARD_NAME", "CardConfig", "card_text", "markdown_table", "write_card"]
+
+CARD_NAME = "README.md"
 
 
-@dataclass
+@dataclass(frozen=True)
 class CardConfig:
-    """One loadable configuration: a name and, per split, the files' glob and examples."""
+    """One loadable configuration: ``data_files`` maps a split name to glob patterns
+    (relative to the release directory); ``examples`` the split's row count (``datasets``
+    checks it when loading) and ``num_bytes`` its size on disk."""
 
     name: str
-    data_files: dict[str, str]  # split -> glob relative to the release dir
-    examples: dict[str, int] = field(default_factory=dict)  # split -> number of examples
+    data_files: Mapping[str, Sequence[str]]
+    examples: Mapping[str, int] = field(default_factory=dict)
+    num_bytes: Mapping[str, int] = field(default_factory=dict)
     default: bool = False
 
 
+def _q(value: Any) -> str:
+    """A YAML scalar: strings JSON-quoted (so ':' or '#' never change their meaning)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _feature_lines(feature: Any, indent: str) -> list[str]:
+    """Lines of one feature's type under ``indent``: ``dtype``, ``list`` or struct fields."""
+    if isinstance(feature, str):
+        return [f"{indent}dtype: {feature}"]
+    if isinstance(feature, list):  # a sequence of the one type inside
+        (inner,) = feature
+        if isinstance(inner, str):
+            return [f"{indent}list: {inner}"]
+        if isinstance(inner, dict):
+            return [f"{indent}list:", *_struct_lines(inner, indent + "  ")]
+        return [f"{indent}list:", *_feature_lines(inner, indent + "  ")]
+    raise TypeError(f"unsupported feature type {feature!r}")
+
+
+def _struct_lines(fields: Mapping[str, Any], indent: str) -> list[str]:
+    lines = []
+    for name, feature in fields.items():
+        lines.append(f"{indent}- name: {_q(name)}")
+        if isinstance(feature, dict):
+            lines.append(f"{indent}  struct:")
+            lines += _struct_lines(feature, indent + "  ")
+        else:
+            lines += _feature_lines(feature, indent + "  ")
+    return lines
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """A GitHub markdown table; integers with thousands separators."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, bool) or v is None:
+            return "" if v is None else str(v)
+        if isinstance(v, int):
+            return f"{v:,}"
+        if isinstance(v, float):
+            return f"{v:,.4g}"
+        return str(v).replace("|", "\\|")
+
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    out += ["| " + " | ".join(cell(r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(out)
+
+
 def card_text(
+    *,
     title: str,
     summary: str,
     configs: Sequence[CardConfig],
-    features: Sequence[Mapping],
+    features: Mapping[str, Any],
     licence: str,
     sections: Mapping[str, str],
+    tags: Sequence[str] = (),
 ) -> str:
-    """The whole ``README.md``: front matter and body."""
-    usable = [c for c in configs if c.data_files]
-    front: dict = {"license": licence, "pretty_name": title, "language": ["en"]}
-    if usable:
-        front["configs"] = [
-            {
-                "config_name": c.name,
-                **({"default": True} if c.default else {}),
-                "data_files": [{"split": s, "path": p} for s, p in c.data_files.items()],
-            }
-            for c in usable
-        ]
-        front["dataset_info"] = [
-            {
-                "config_name": c.name,
-                "features": [dict(f) for f in features],
-                "splits": [{"name": s, "num_examples": c.examples.get(s, 0)} for s in c.data_files],
-            }
-            for c in usable
-        ]
+    """The card: YAML front matter (licence, configs, dataset_info) then markdown sections.
+
+    ``features`` maps a column to ``"string"``/``"int64"``..., ``[type]`` for a list or a
+    dict of fields for a struct (``[{...}]`` a list of structs).
+    """
+    yaml = ["---", f"license: {_q(licence)}", "language:", "- en", f"pretty_name: {_q(title)}"]
+    if tags:
+        yaml += ["tags:", *(f"- {_q(t)}" for t in tags)]
+    yaml.append("configs:")
+    for c in configs:
+        yaml.append(f"- config_name: {_q(c.name)}")
+        if c.default:
+            yaml.append("  default: true")
+        yaml.append("  data_files:")
+        for split, paths in c.data_files.items():
+            yaml += [f"  - split: {_q(split)}", "    path:", *(f"    - {_q(p)}" for p in paths)]
+    yaml.append("dataset_info:")
+    for c in configs:
+        yaml += [f"- config_name: {_q(c.name)}", "  features:", *_struct_lines(features, "  ")]
+        yaml.append("  splits:")
+        for split in c.data_files:
+            yaml += [
+                f"  - name: {_q(split)}",
+                f"    num_bytes: {int(c.num_bytes.get(split, 0))}",
+                f"    num_examples: {int(c.examples.get(split, 0))}",
+            ]
+    yaml.append("---")
     body = [f"# {title}", "", summary.strip(), ""]
-    if not usable:
-        body += ["_This release holds no documents yet: there is nothing to load._", ""]
     for heading, text in sections.items():
         body += [f"## {heading}", "", text.strip(), ""]
-    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n" + "\n".join(body)
+    return "\n".join(yaml) + "\n\n" + "\n".join(body)
 
 
 def write_card(directory: Path, text: str) -> Path:
-    path = Path(directory) / "README.md"
+    """Write ``directory/README.md`` atomically."""
+    path = Path(directory) / CARD_NAME
     atomic_write_bytes(path, text.encode("utf-8"))
     return path
-
-
-def markdown_table(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
-    """A markdown table of ``rows`` (numbers with thousands separators)."""
-
-    def cell(value) -> str:
-        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
-    return head + "".join("\n| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows)

@@ -22,31 +22,28 @@ the ``papers`` drop reason in ``detail`` and no signals: so the funnel starts
 from every paper, and a paper dropped on a later day is not released from an
 earlier day's row.
 
-**Release** (:func:`write_release`): a paper seen on several days counts once, with its
-latest day's verdict and text (``added`` is the *first* day it was seen). Documents are
-grouped by the ISO week of their latest delivery; each group's kept documents are streamed
-in (source, id) order (an external sort in buckets of ``sort_bucket_bytes`` of text: memory
-does not grow with the group), put in ``train`` or ``valid`` by :func:`corpus.pes2o.split_for`
-against the cutoff setting (documents created after the cutoff belong to no split and are
-counted), and written as
+**Release** (:func:`write_release`): a snapshot at the knowledge cutoff. Only days up to
+the cutoff are read (a day after it changes nothing); a paper seen on several of them counts
+once, with its latest day's verdict and text, and ``added`` is the *first* day it was seen.
+Kept documents go to ``train`` or ``valid`` by :func:`corpus.pes2o.split_for` (documents
+created after the cutoff belong to no split and are counted) and are written as
 
-    <root>/<version>/<split>/<source>-<YYYY>-W<WW>-00000.jsonl.gz   one JSON object a line
-    <root>/<version>/<split>/<source>-<YYYY>-W<WW>-00000.parquet    the same documents
-    <root>/<version>/manifest.json    files, statistics, funnel, settings, per-group counts
-    <root>/<version>/README.md        the Hugging Face dataset card
+    <root>/<version>/<split>/<source>-00000.jsonl.gz   one JSON object a line, (added, id) order
+    <root>/<version>/<split>/<source>-00000.parquet    the same documents
+    <root>/<version>/manifest.json                     files, statistics, funnel, settings, inputs
+    <root>/<version>/README.md                         the Hugging Face dataset card
 
-A shard holds at most ``max_shard_bytes`` of JSON lines before compression (a longer single
-document gets a shard of its own). gzip headers carry no name and mtime 0, rows are sorted
-and nothing depends on the clock, so the same input gives byte-identical files. A new run
-rebuilds only the groups the changed days can touch and hard-links the rest (the partition
-stamps it was built from are kept in ``$CORPUS_HOME/.index``, outside the release); the
-whole version directory is written next to the old one and swapped in, so readers see the
-old release or the new one.
+Shards are content-defined chunks of each (split, source) stream (see the comment above
+:func:`plan_release`), so a new day rewrites only the shards whose documents it changes, and
+``manifest.json`` records the content fingerprint of every day read: when no day changed,
+nothing is read or written. The result is byte-identical to a build from scratch (gzip headers
+carry no name and mtime 0, nothing depends on the clock). The version directory is assembled
+next to the old one (unchanged shards hard-linked) and swapped in, so readers see the old
+release or the new one.
 """
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import gzip
 import hashlib
@@ -61,17 +58,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 from corpus import pes2o
-from corpus.dataset_card import STRING, CardConfig, card_text, markdown_table, write_card
+from corpus.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.papers import Paragraph, ParseSource, StructuredDoc
+from corpus.release_state import (
+    day_fingerprints,
+    file_sha256,
+    link_or_copy,
+    load_state,
+    locked,
+    manifest_sha256,
+    save_state,
+    state_dir,
+)
 from corpus.stages import chosen_texts, upstream
 from corpus.store import Store, atomic_write_bytes, swap_dir
 
@@ -84,12 +89,18 @@ __all__ = [
     "RULES",
     "SOURCES",
     "SPLITS",
+    "Plan",
     "ReleaseSettings",
+    "auto_workers",
+    "build_task",
+    "commit_release",
     "funnel_png",
     "funnel_rows",
     "paper_doc",
     "paper_rows",
+    "pes2o_card",
     "pes2o_day",
+    "plan_release",
     "release_dir",
     "write_release",
 ]
@@ -340,101 +351,61 @@ def pes2o_day(home: str | Path, day: str) -> dict:
 
 # --------------------------------------------------------------------------- release
 
+FORMAT = 2  # of manifest.json and the release state: a release of another format is rebuilt in full
+DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024  # largest expected chunk (all of arXiv: ~5,000 per stream)
+DEFAULT_MIN_CHUNK_BYTES = 256 * 1024  # smallest expected chunk (a small release: ~256 chunks per stream)
+CHUNKS_PER_STREAM = 256  # chunk target = stream bytes / this, as a power of two within the bounds
+WORD_BYTES = 6  # estimated bytes per whitespace word of text (chunk and shard sizing only)
+LINE_OVERHEAD = 96  # estimated bytes of a JSON line besides its text
+STATE = "pes2o_release"
+_MAX_TASKS = 256  # spill files open at once while scattering; beyond, tasks grow instead
+
 
 @dataclass(frozen=True)
 class ReleaseSettings:
     """How a release is cut: knowledge cutoff (valid = from the 1st of the month before
-    its month up to it, :func:`corpus.pes2o.split_for`), shard bound, gzip level."""
+    its month up to it, :func:`corpus.pes2o.split_for`; no day after it is read), shard
+    bounds, gzip level. ``sort_bucket_bytes`` bounds the text one build task holds."""
 
     cutoff: str = DEFAULT_CUTOFF
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
     compresslevel: int = 6
     row_group_docs: int = 1000  # Parquet row groups: bounded memory, fixed so bytes repeat
-    duckdb_memory_limit: str = "1GB"
-    sort_bucket_bytes: int = 128 * 1024 * 1024  # kept text sorted in memory at once (peak memory)
+    sort_bucket_bytes: int = 128 * 1024 * 1024
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    min_chunk_bytes: int = DEFAULT_MIN_CHUNK_BYTES
 
     def __post_init__(self) -> None:
         dt.date.fromisoformat(self.cutoff)  # a clear error for a malformed setting
-        if self.max_shard_bytes < 1:
-            raise ValueError(f"max_shard_bytes must be positive, got {self.max_shard_bytes}")
-        if self.sort_bucket_bytes < 1:
-            raise ValueError(f"sort_bucket_bytes must be positive, got {self.sort_bucket_bytes}")
+        for name in (
+            "max_shard_bytes",
+            "sort_bucket_bytes",
+            "chunk_bytes",
+            "min_chunk_bytes",
+            "row_group_docs",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.min_chunk_bytes > self.chunk_bytes:
+            raise ValueError(f"min_chunk_bytes {self.min_chunk_bytes} > chunk_bytes {self.chunk_bytes}")
         if not 0 <= self.compresslevel <= 9:
             raise ValueError(f"compresslevel must be 0-9, got {self.compresslevel}")
+
+    def layout(self) -> dict[str, Any]:
+        """What decides the release's bytes (recorded in the manifest; a change rebuilds in full)."""
+        return {
+            "cutoff": self.cutoff,
+            "max_shard_bytes": self.max_shard_bytes,
+            "compresslevel": self.compresslevel,
+            "row_group_docs": self.row_group_docs,
+            "chunk_bytes": self.chunk_bytes,
+            "min_chunk_bytes": self.min_chunk_bytes,
+        }
 
 
 def release_dir(home: str | Path, version: str) -> Path:
     """``$CORPUS_HOME/releases/pes2o/<version>`` (DESIGN.md §7)."""
     return Path(home).joinpath(*RELEASES, version)
-
-
-_PA_SCHEMA = pa.schema([(f, pa.string()) for f in DOC_FIELDS])
-
-
-@dataclass
-class _ShardWriter:
-    """Sequential shards of one (source, split): gzip JSONL and Parquet side by side."""
-
-    directory: Path
-    source: str
-    settings: ReleaseSettings
-    files: list[dict] = field(default_factory=list)
-    _index: int = -1
-    _raw: Any = None
-    _gz: gzip.GzipFile | None = None
-    _bytes: int = 0
-    _docs: int = 0
-    _pq: pq.ParquetWriter | None = None
-    _buffer: list[dict] = field(default_factory=list)
-
-    def write(self, doc: dict) -> None:
-        line = (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        if self._gz is None or (self._docs and self._bytes + len(line) > self.settings.max_shard_bytes):
-            self._open_next()
-        self._gz.write(line)
-        self._bytes += len(line)
-        self._docs += 1
-        self._buffer.append(doc)
-        if len(self._buffer) >= self.settings.row_group_docs:
-            self._flush_parquet()
-
-    def _name(self, ext: str) -> Path:
-        return self.directory / f"{self.source}-{self._index:05d}.{ext}"
-
-    def _open_next(self) -> None:
-        self.close()
-        self._index += 1
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._raw = open(self._name("jsonl.gz"), "wb")  # noqa: SIM115 (closed in close())
-        self._gz = gzip.GzipFile(
-            filename="", mode="wb", fileobj=self._raw, compresslevel=self.settings.compresslevel, mtime=0
-        )
-        self._pq = pq.ParquetWriter(self._name("parquet"), _PA_SCHEMA, compression="zstd")
-        self._bytes = self._docs = 0
-
-    def _flush_parquet(self) -> None:
-        if self._buffer and self._pq is not None:
-            self._pq.write_table(pa.Table.from_pylist(self._buffer, schema=_PA_SCHEMA))
-        self._buffer = []
-
-    def close(self) -> None:
-        if self._gz is None:
-            return
-        self._flush_parquet()
-        self._gz.close()
-        self._raw.close()
-        self._pq.close()
-        self.files.append({"jsonl": self._name("jsonl.gz"), "parquet": self._name("parquet"),
-                           "documents": self._docs, "jsonl_bytes": self._bytes})  # fmt: skip
-        self._gz = self._raw = self._pq = None
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def funnel_rows(reasons: Mapping[str, Mapping[str | None, int]], after_cutoff: Mapping[str, int],
@@ -495,379 +466,761 @@ def funnel_png(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
     return buf.getvalue()
 
 
-FORMAT = 2  # 2: shards grouped by the ISO week of each document's latest delivery (incremental)
-LATEST = "_latest"  # DuckDB table: (id, source) -> latest delivery date, first day, its group
+# The release is written in three steps, each a function of files on disk, so a scheduler may
+# run the middle one in parallel (one call per task, any process or machine sharing the disk):
+#
+#   plan_release    the key index: one row per (source, id) with its days, its latest row's
+#                   verdict and attributes (no text), updated from the days whose fingerprint
+#                   changed; the layout of every shard; the shards to build, cut into tasks;
+#                   and one pass over the days holding new text, scattering it to the tasks.
+#   build_task      one task's shards: text from the scatter or from the current release's
+#                   Parquet (a document that did not change), gzip JSONL + Parquet written, or
+#                   linked from the current release when the same documents are already there.
+#   commit_release  manifest, dataset card, state; the new version directory swapped in.
+#
+# Layout. Documents of one (split, source) stream are ordered by (added, id): the day a paper
+# first came in, so a new day's documents go to the end and a backfilled day to its place.
+# The stream is cut into content-defined chunks: a document starts a chunk when a hash of its
+# key is below its estimated bytes / T (T = the stream's bytes / CHUNKS_PER_STREAM, a power of
+# two within [min_chunk_bytes, chunk_bytes]), so chunks hold ~T bytes and where a chunk starts
+# depends on that document alone: inserting, changing or removing a document changes its own
+# chunk (and, when it starts one, the chunk before), never the rest. A chunk over
+# max_shard_bytes is cut into several shards. Shards are numbered in stream order; a shard
+# whose documents (keys and content hashes) equal a shard of the current release is that
+# shard's bytes, linked under its new name. The layout is a function of the data only, so an
+# incremental run writes the files a full build would write, byte for byte.
+
+_KEYS = ["source", "id"]
+_ROW_SCHEMA: dict[str, Any] = {
+    "source": pl.Utf8,
+    "id": pl.Utf8,
+    "date": pl.Utf8,
+    "keep": pl.Boolean,
+    "reason": pl.Utf8,
+    "created": pl.Utf8,
+    "created_date": pl.Date,
+    "words": pl.Int64,
+}
+_ATTRS = ("keep", "reason", "created", "created_date", "words")
+INDEX_SCHEMA: dict[str, Any] = {
+    "source": pl.Utf8,
+    "id": pl.Utf8,
+    "days": pl.List(pl.Utf8),  # every day (<= cutoff) with a row of this key, sorted
+    "first_day": pl.Utf8,  # added
+    "last_day": pl.Utf8,  # the day whose row counts
+    **{k: _ROW_SCHEMA[k] for k in _ATTRS},
+    "u": pl.UInt64,  # hash of the key: where chunks start
+    "text_hash": pl.UInt64,  # of the released text (null: to be read from last_day)
+    "doc_hash": pl.UInt64,  # of the released JSON line's content
+    "path": pl.Utf8,  # the shard (stem) holding it in the current release
+}
+_TASK_SCHEMA: dict[str, Any] = {
+    "stem": pl.Utf8,
+    "source": pl.Utf8,
+    "id": pl.Utf8,
+    "first_day": pl.Utf8,
+    "created": pl.Utf8,
+    "last_day": pl.Utf8,
+    "text_hash": pl.UInt64,
+    "path": pl.Utf8,
+}
 
 
-def _group_of(day: str) -> str:
-    """The group of a document delivered last on ``day``: its ISO week (``2024-W09``). A week
-    keeps a new day's rewrite small (its own week, plus the weeks its re-delivered papers came
-    from) while a shard stays near a week of arXiv (~7,000 documents at today's rates)."""
-    year, week, _ = dt.date.fromisoformat(day).isocalendar()
-    return f"{year}-W{week:02d}"
+def _h64(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
-def _connect(store: Store, settings: ReleaseSettings, spill: Path) -> duckdb.DuckDBPyConnection:
-    """DuckDB with ``_latest``: each (id, source)'s latest delivery day, its first day and the
-    group it is grouped under. Reads only the id, source and date columns of the partitions."""
-    con = duckdb.connect()
-    con.execute(f"SET memory_limit='{settings.duckdb_memory_limit}'")
-    con.execute(f"SET temp_directory='{spill}'")
-    con.execute("SET preserve_insertion_order=false")
-    glob = store.asset_dir(ASSET).resolve() / "date=*" / "*.parquet"
-    con.execute(
-        f"CREATE TEMP TABLE {LATEST} AS SELECT id, source, max(CAST(date AS DATE)) AS date, "
-        "min(CAST(date AS DATE)) AS first_day, strftime(max(CAST(date AS DATE)), '%G-W%V') AS grp "
-        f"FROM read_parquet('{glob}', hive_partitioning=true, union_by_name=true) "
-        "WHERE id IS NOT NULL AND source IS NOT NULL GROUP BY id, source"
+def _key_hash(source: str, pid: str) -> int:
+    return _h64(f"{source}\0{pid}".encode())
+
+
+def _doc_hash(
+    version: str, source: str, pid: str, first_day: str, created: str | None, text_hash: int
+) -> int:
+    return _h64(f"{version}\0{source}\0{pid}\0{first_day}\0{created}\0{text_hash:016x}".encode())
+
+
+def _text_hash(text: str) -> int:
+    return _h64(text.encode("utf-8"))
+
+
+def _writer_tag(version: str, settings: ReleaseSettings) -> bytes:
+    """What besides the documents decides a shard's bytes: a shard is reused only when equal."""
+    import zlib
+
+    return (f"{FORMAT}|{version}|{settings.compresslevel}|{settings.row_group_docs}|"
+            f"pyarrow {pa.__version__}|zlib {zlib.ZLIB_RUNTIME_VERSION}").encode()  # fmt: skip
+
+
+def _valid_start(cutoff: dt.date) -> dt.date:
+    """The first created date :func:`corpus.pes2o.split_for` puts in ``valid``."""
+    day = cutoff
+    while pes2o.split_for(day - dt.timedelta(days=1), cutoff) == "valid":
+        day -= dt.timedelta(days=1)
+    return day
+
+
+def _empty(schema: Mapping[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(schema=dict(schema))
+
+
+def _partition_file(store: Store, day: str) -> Path:
+    return store.partition_dir(ASSET, day) / "part-0.parquet"
+
+
+def _day_rows(store: Store, version: str, days: Iterable[str]) -> pl.DataFrame:
+    """The small columns (no text) of every row of ``days``, as :data:`_ROW_SCHEMA`."""
+    files = [_partition_file(store, d) for d in sorted(days)]
+    if not files:
+        return _empty(_ROW_SCHEMA)
+    frame = (
+        pl.scan_parquet(files, hive_partitioning=True)
+        .select(
+            pl.col("source"),
+            pl.col("id"),
+            pl.col("date").cast(pl.Utf8),
+            pl.col(f"{version}_keep").fill_null(False).alias("keep"),
+            pl.col(f"{version}_reason").alias("reason"),
+            pl.col("created"),
+            pl.col("created_date"),
+            pl.col("words").cast(pl.Int64),
+        )
+        .filter(pl.col("id").is_not_null() & pl.col("source").is_not_null())
+        .collect(engine="streaming")
     )
-    return con
+    return frame.cast(_ROW_SCHEMA)  # type: ignore[arg-type]
 
 
-def _affected_groups(
-    con: duckdb.DuckDBPyConnection, store: Store, changed: list[str], gone: list[str]
-) -> set[str]:
-    """Groups whose documents a set of changed (new, re-written or removed) days can change:
-    the changed days' own groups, and the groups where the ids they hold were grouped before."""
-    groups = {_group_of(d) for d in [*changed, *gone]}
-    if not changed:
-        return groups
-    files = ", ".join(f"'{store.partition_dir(ASSET, d).resolve() / 'part-0.parquet'}'" for d in changed)
-    dates = ", ".join(f"DATE '{d}'" for d in changed)
-    glob = store.asset_dir(ASSET).resolve() / "date=*" / "*.parquet"
-    rows = con.execute(
-        "WITH touched AS (SELECT DISTINCT id, source FROM read_parquet([" + files + "])) "
-        "SELECT DISTINCT strftime(max(CAST(p.date AS DATE)), '%G-W%V') "
-        f"FROM read_parquet('{glob}', hive_partitioning=true) p JOIN touched USING (id, source) "
-        f"WHERE CAST(p.date AS DATE) NOT IN ({dates}) GROUP BY p.id, p.source"
-    ).fetchall()
-    return groups | {g for (g,) in rows if g}
-
-
-def _group_view(con: duckdb.DuckDBPyConnection, store: Store, version: str, group: str) -> bool:
-    """``grp``: the latest rows of the documents grouped under ``group`` (they live in that
-    group's partitions), with their first day. False when the group has no partition."""
-    days = [d for d in store.partitions(ASSET) if _group_of(d) == group]
-    if not days:
-        return False
-    files = ", ".join(f"'{store.partition_dir(ASSET, d).resolve() / 'part-0.parquet'}'" for d in days)
-    con.execute(
-        "CREATE OR REPLACE TEMP VIEW grp AS SELECT s.source, s.id, l.first_day, "
-        f"s.{version}_keep AS keep, s.{version}_reason AS reason, s.created, s.created_date, s.words, "
-        f"CASE WHEN s.{version}_keep THEN s.text END AS text "
-        f"FROM read_parquet([{files}], hive_partitioning=true, union_by_name=true) s "
-        f"JOIN {LATEST} l ON s.id = l.id AND s.source = l.source AND CAST(s.date AS DATE) = l.date "
-        f"WHERE l.grp = '{group}'"
+def _latest(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per key: its days and its latest row's attributes."""
+    return (
+        rows.sort("source", "id", "date")
+        .group_by(_KEYS, maintain_order=True)
+        .agg(
+            pl.col("date").alias("days"),
+            pl.col("date").first().alias("first_day"),
+            pl.col("date").last().alias("last_day"),
+            *(pl.col(c).last() for c in _ATTRS),
+        )
     )
-    return True
 
 
-# Documents of a group are written in (source, id) order by an external sort of our own:
-# DuckDB's ORDER BY holds every text in memory and fails at its memory limit on a few GB of
-# text. So: bucket bounds from the keys alone (each bucket a run of consecutive keys with
-# about sort_bucket_bytes of kept text), one streaming pass scattering every kept row to its
-# bucket's Arrow file, then one bucket at a time sorted in memory. Peak memory is about one
-# bucket, whatever the size of the group.
-_MAX_BUCKETS = 256  # scatter files open at once; beyond, buckets grow instead
-_BATCH = 2048  # rows per Arrow batch read or converted to Python
-_SCATTER_COLUMNS = ("source", "id", "first_day", "created", "created_date", "words", "text")
+def _with_key_hashes(frame: pl.DataFrame) -> pl.DataFrame:
+    u = [_key_hash(s, i) for s, i in zip(frame["source"].to_list(), frame["id"].to_list(), strict=True)]
+    return frame.with_columns(pl.Series("u", u, pl.UInt64))
 
 
-def _bucket_bounds(con: duckdb.DuckDBPyConnection, target: int) -> list[tuple[str, str]]:
-    """The first (source, id) of every bucket after the first, in release order."""
-    total = con.execute("SELECT coalesce(sum(strlen(text)), 0) FROM grp WHERE keep").fetchone()[0]
-    target = max(target, -(-int(total) // _MAX_BUCKETS))
-    bounds: list[tuple[str, str]] = []
-    filled = 0
-    reader = con.execute(
-        "SELECT source, id, strlen(text) FROM grp WHERE keep ORDER BY source, id"
-    ).to_arrow_reader(1 << 16)
-    for batch in reader:
-        cols = batch.to_pydict()
-        for source, pid, size in zip(*cols.values(), strict=True):
-            if filled >= target:  # so at most _MAX_BUCKETS buckets, each under target + one text
-                bounds.append((source, pid))
-                filled = 0
-            filled += size or 0
-    return bounds
+def _update_index(
+    store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str]
+) -> pl.DataFrame:
+    """The key index after ``changed`` days were (re)written and ``removed`` days went away.
 
-
-def _scatter(con: duckdb.DuckDBPyConnection, bounds: list[tuple[str, str]], spill: Path) -> list[Path]:
-    """Every kept row of the group into its bucket's Arrow stream file; returns the files in
-    bucket order (so in release order)."""
-    paths = [spill / f"bucket-{i:05d}.arrows" for i in range(len(bounds) + 1)]
-    sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
-    reader = con.execute(f"SELECT {', '.join(_SCATTER_COLUMNS)} FROM grp WHERE keep").to_arrow_reader(_BATCH)
-    try:
-        for batch in reader:
-            if bounds:
-                keys = zip(batch.column("source").to_pylist(), batch.column("id").to_pylist(), strict=True)
-                buckets = np.fromiter(
-                    (bisect.bisect_right(bounds, k) for k in keys), np.int64, batch.num_rows
-                )
-            else:
-                buckets = np.zeros(batch.num_rows, np.int64)
-            order = np.argsort(buckets, kind="stable")
-            ranked = buckets[order]
-            cuts = [0, *(np.flatnonzero(np.diff(ranked)) + 1).tolist(), len(ranked)]
-            for start, end in zip(cuts, cuts[1:]):  # noqa: B905 (cuts[1:] is one shorter)
-                if start == end:
-                    continue
-                b = int(ranked[start])
-                if b not in sinks:
-                    sink = pa.OSFile(str(paths[b]), "wb")
-                    sinks[b] = (sink, pa.ipc.new_stream(sink, batch.schema, options=options))
-                sinks[b][1].write_batch(batch.take(pa.array(order[start:end])))
-    finally:
-        for sink, writer in sinks.values():
-            writer.close()
-            sink.close()
-    return [p for p in paths if p.exists()]
-
-
-def _sorted_rows(paths: list[Path]) -> Iterable[tuple]:
-    """The scattered rows in (source, id) order, one bucket in memory at a time."""
-    keys = [("source", "ascending"), ("id", "ascending")]
-    for path in paths:
-        with pa.OSFile(str(path), "rb") as fh:
-            table = pa.ipc.open_stream(fh).read_all()
-        order = pc.sort_indices(table, sort_keys=keys)
-        for start in range(0, len(order), _BATCH):
-            cols = table.take(order[start : start + _BATCH]).to_pydict()
-            yield from zip(*(cols[c] for c in _SCATTER_COLUMNS), strict=True)
-        del table, order
-
-
-def write_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> dict:
-    """Bring ``releases/pes2o/<version>`` up to date with every ``pes2o`` partition, atomically.
-
-    Documents are grouped by the ISO week of their latest delivery (a paper re-delivered on a
-    later day moves to that day's week), and every shard belongs to one group:
-    ``<split>/<source>-<YYYY>-W<WW>-<NNNNN>.jsonl.gz`` (and ``.parquet``). A run rebuilds only
-    the groups that the days changed since the last release can touch (their own weeks and
-    the weeks their papers were grouped under before); the other groups' shards are carried
-    over as hard links. Rebuilding a group is the same code in a full build, so the result is
-    byte-identical to building from scratch; unchanged inputs rewrite nothing.
-
-    Returns (and writes as ``manifest.json``) ``{version, settings, stats, funnel, files,
-    groups}`` plus ``mode`` (``full`` | ``incremental`` | ``unchanged``) and
-    ``groups_rebuilt`` (not written): ``stats`` one ``{source, split, documents, words}`` row
-    per source and split (the card's table), ``funnel`` as :func:`funnel_rows`, ``files``
-    every shard with its documents, bytes and sha256 (paths relative to the version dir).
+    Only keys with a row on one of those days are looked at; the others keep their row, and
+    a key whose text is known (unchanged latest row) keeps its hashes and current shard.
     """
+    fresh = _latest(_day_rows(store, version, changed))
+    if old is None:
+        index = _with_key_hashes(fresh).with_columns(
+            pl.lit(None, pl.UInt64).alias("text_hash"),
+            pl.lit(None, pl.UInt64).alias("doc_hash"),
+            pl.lit(None, pl.Utf8).alias("path"),
+        )
+        return index.select(list(INDEX_SCHEMA)).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+    gone = sorted(changed | removed)
+    marked = old.join(fresh.select(_KEYS).with_columns(_fresh=pl.lit(True)), on=_KEYS, how="left")
+    hit = pl.col("_fresh").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
+    untouched = marked.filter(~hit).drop("_fresh")
+    affected = (
+        marked.filter(hit).drop("_fresh").join(fresh, on=_KEYS, how="full", coalesce=True, suffix="_new")
+    )
+    rows: list[dict] = []
+    reverts: dict[str, list[int]] = {}
+    for r in affected.iter_rows(named=True):
+        days = sorted(
+            {d for d in (r["days"] or ()) if d not in changed and d not in removed} | set(r["days_new"] or ())
+        )
+        if not days:
+            continue  # the key is on no day any more
+        out = {"source": r["source"], "id": r["id"], "days": days, "first_day": days[0], "last_day": days[-1],
+               "u": r["u"], "text_hash": None, "doc_hash": None, "path": None}  # fmt: skip
+        if days[-1] in changed:
+            out.update({c: r[f"{c}_new"] for c in _ATTRS})
+        elif days[-1] == r["last_day"]:  # the same latest row: text known, in the current release
+            out.update({c: r[c] for c in _ATTRS})
+            out.update(text_hash=r["text_hash"], path=r["path"])
+            if days[0] == r["first_day"]:
+                out["doc_hash"] = r["doc_hash"]
+        else:  # its latest day went away: an older day's row counts again
+            reverts.setdefault(days[-1], []).append(len(rows))
+        rows.append(out)
+    if reverts:
+        back = _day_rows(store, version, reverts)
+        found = {(x["source"], x["id"], x["date"]): x for x in back.iter_rows(named=True)}
+        for day, positions in reverts.items():
+            for i in positions:
+                row = found[(rows[i]["source"], rows[i]["id"], day)]
+                rows[i].update({c: row[c] for c in _ATTRS})
+    updated = pl.DataFrame(rows, schema=INDEX_SCHEMA, orient="row") if rows else _empty(INDEX_SCHEMA)
+    missing = updated.filter(pl.col("u").is_null())
+    if missing.height:
+        updated = pl.concat(
+            [
+                updated.filter(pl.col("u").is_not_null()),
+                _with_key_hashes(missing.drop("u")).select(list(INDEX_SCHEMA)),
+            ]
+        )
+    index = pl.concat([untouched.select(list(INDEX_SCHEMA)).cast(INDEX_SCHEMA), updated.cast(INDEX_SCHEMA)])  # type: ignore[arg-type]
+    return _fill_doc_hashes(index, version)
+
+
+def _fill_doc_hashes(index: pl.DataFrame, version: str) -> pl.DataFrame:
+    """``doc_hash`` of every key whose text hash is known and whose doc hash is not."""
+    todo = pl.col("doc_hash").is_null() & pl.col("text_hash").is_not_null()
+    part = index.filter(todo)
+    if not part.height:
+        return index
+    hashes = [
+        _doc_hash(version, s, i, f, c, t)
+        for s, i, f, c, t in part.select("source", "id", "first_day", "created", "text_hash").iter_rows()
+    ]
+    return pl.concat([index.filter(~todo), part.with_columns(pl.Series("doc_hash", hashes, pl.UInt64))])
+
+
+def _chunk_target(total: int, settings: ReleaseSettings) -> int:
+    per = max(1, total // CHUNKS_PER_STREAM)
+    return max(settings.min_chunk_bytes, min(settings.chunk_bytes, 1 << (per.bit_length() - 1)))
+
+
+def _layout(index: pl.DataFrame, settings: ReleaseSettings) -> pl.DataFrame:
+    """Every released document with its split and shard (``stem``), in release order."""
+    cutoff = dt.date.fromisoformat(settings.cutoff)
+    docs = (
+        index.filter(
+            pl.col("keep") & pl.col("created_date").is_not_null() & (pl.col("created_date") <= cutoff)
+        )
+        .with_columns(
+            pl.when(pl.col("created_date") >= _valid_start(cutoff))
+            .then(pl.lit("valid"))
+            .otherwise(pl.lit("train"))
+            .alias("split"),
+            (pl.col("words").fill_null(0).clip(0) * WORD_BYTES + LINE_OVERHEAD).alias("weight"),
+        )
+        .sort("split", "source", "first_day", "id")
+    )
+    parts = []
+    for (split, source), g in docs.group_by(["split", "source"], maintain_order=True):
+        target = _chunk_target(int(g["weight"].sum()), settings)
+        scale = (1 << 64) // target
+        starts = (pl.col("weight") >= target) | (
+            pl.col("u") < pl.col("weight").clip(0, target - 1).cast(pl.UInt64) * pl.lit(scale, pl.UInt64)
+        )
+        g = g.with_columns(starts.cum_sum().alias("_chunk"))
+        g = g.with_columns(
+            (
+                (pl.col("weight").cum_sum() - pl.col("weight")).over("_chunk") // settings.max_shard_bytes
+            ).alias("_part")
+        )
+        new_file = (pl.col("_chunk") != pl.col("_chunk").shift(1)) | (
+            pl.col("_part") != pl.col("_part").shift(1)
+        )
+        number = new_file.fill_null(True).cum_sum() - 1
+        g = g.with_columns(
+            pl.format("{}/{}-{}", pl.lit(split), pl.lit(source), number.cast(pl.Utf8).str.zfill(5)).alias(
+                "stem"
+            )
+        )
+        parts.append(g.drop("_chunk", "_part"))
+    return pl.concat(parts) if parts else docs.with_columns(pl.lit(None, pl.Utf8).alias("stem"))
+
+
+def _signatures(layout: pl.DataFrame, tag: bytes) -> dict[str, str]:
+    """The signature of every shard whose documents' hashes are all known: what it holds."""
+    known = layout.group_by("stem", maintain_order=True).agg(
+        pl.col("doc_hash").null_count().alias("n"), pl.col("doc_hash")
+    )
+    out = {}
+    for stem, n, hashes in known.iter_rows():
+        if n == 0:
+            out[stem] = _signature(tag, np.asarray(hashes, dtype=">u8").tobytes())
+    return out
+
+
+def _signature(tag: bytes, doc_hashes: bytes) -> str:
+    return hashlib.blake2b(tag + b"\0" + doc_hashes, digest_size=16).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What :func:`plan_release` decided; :func:`build_task` and :func:`commit_release` read it
+    from ``work`` (a directory next to the release), so tasks can run in other processes."""
+
+    home: str
+    version: str
+    settings: dict
+    mode: str  # full | incremental | unchanged
+    work: str
+    staging: str
+    tasks: int
+    summary: dict = field(default_factory=dict)  # the current manifest when unchanged
+
+    def save(self) -> None:
+        atomic_write_bytes(Path(self.work) / "plan.json", json.dumps(self.__dict__).encode())
+
+    @classmethod
+    def load(cls, work: str | Path) -> Plan:
+        return cls(**json.loads((Path(work) / "plan.json").read_text(encoding="utf-8")))
+
+
+def _settings_from(d: Mapping[str, Any]) -> ReleaseSettings:
+    return ReleaseSettings(**{k: d[k] for k in ReleaseSettings.__dataclass_fields__ if k in d})
+
+
+def _state_paths(home: str | Path, version: str) -> tuple[Path, Path]:
+    root = state_dir(home, STATE) / version
+    return root, root / "lock"
+
+
+def plan_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> Plan:
+    """Decide what a run writes (see above). Returns an ``unchanged`` plan when the days up to
+    the cutoff and the settings are those of the current release: nothing is written then.
+    :func:`write_release` holds a lock from plan to commit; a scheduler calling the steps itself
+    must not plan a version again before the last plan of it was committed or dropped."""
     if version not in pes2o.VERSIONS:
         raise ValueError(f"unknown peS2o version {version!r}; expected one of {pes2o.VERSIONS}")
     settings = settings or ReleaseSettings()
     store = Store(Path(home))
-    inputs = store.partition_stamps(ASSET)
-    if not inputs:
+    all_days = store.partitions(ASSET)
+    if not all_days:
         raise FileNotFoundError(f"{ASSET} has no partitions under {store.home}: materialise it first")
+    days = [d for d in all_days if d <= settings.cutoff]
     final = release_dir(home, version)
-    state_path = store.home / ".index" / f"pes2o_{version}_release.json"
-    old = _usable_manifest(final, _settings_dict(settings), state_path)
-    if old is not None and old["inputs"] == inputs:
-        return {**old, "mode": "unchanged", "groups_rebuilt": 0}
+    root, _ = _state_paths(home, version)
+    state = load_state(root, final / "manifest.json", FORMAT)
+    inputs, fp_cache = day_fingerprints(store, ASSET, days, (state or {}).get("fingerprints"))
+    old_manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8")) if state else None
+    if old_manifest is not None and old_manifest.get("settings") != settings.layout():
+        state = old_manifest = None
+    after = len(all_days) - len(days)
+    if old_manifest is not None and old_manifest.get("inputs") == inputs:
+        return Plan(str(home), version, settings.__dict__, "unchanged", "", "", 0,
+                    {**old_manifest, "days_after_cutoff": after, "days_changed": 0})  # fmt: skip
     final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{version}.work-"))
     staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{version}.staging-"))
-    spill = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{version}.spill-"))
     try:
-        summary = _write(store, version, settings, inputs, old, final, staging, spill)
-        _swap_in(staging, final)
-        _write_state(state_path, final, inputs)
+        old_index = None
+        if state is not None:
+            try:
+                old_index = pl.read_parquet(root / state["index"]).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+            except (OSError, KeyError, pl.exceptions.PolarsError):
+                old_index = old_manifest = None
+        if old_index is None:
+            changed, removed, old_inputs = set(days), set(), {}
+        else:
+            old_inputs = old_manifest["inputs"]
+            changed = {d for d, fp in inputs.items() if old_inputs.get(d) != fp}
+            removed = set(old_inputs) - set(inputs)
+        index = _update_index(store, version, old_index, changed, removed)
+        layout = _layout(index, settings)
+        tag = _writer_tag(version, settings)
+        sigs = _signatures(layout, tag)
+        old_sigs: dict[str, str] = (state or {}).get("signatures", {}) if old_index is not None else {}
+        by_sig = {s: stem for stem, s in sorted(old_sigs.items())}
+        reuse = {stem: by_sig[s] for stem, s in sigs.items() if s in by_sig}
+        n_tasks, dirty = _cut_tasks(layout.filter(~pl.col("stem").is_in(list(reuse))), settings, work)
+        fetch = dirty.filter(pl.col("text_hash").is_null()).select("last_day", "source", "id", "_task")
+        _scatter(store, version, fetch, work / "spill", "0")
+        plan = Plan(str(home), version, settings.__dict__, "full" if old_index is None else "incremental",
+                    str(work), str(staging), n_tasks)  # fmt: skip
+        index.write_parquet(work / "index.parquet")
+        layout.select("stem", "source", "id", "split", "words").write_parquet(work / "layout.parquet")
+        meta = {
+            "inputs": inputs,
+            "fingerprints": fp_cache,
+            "reuse": reuse,
+            "signatures": sigs,
+            "old_signatures": old_sigs,
+            "old_files": {f["path"]: f for f in (old_manifest or {}).get("files", [])}
+            if old_index is not None
+            else {},
+            "tag": tag.decode(),
+            "days_after_cutoff": after,
+            "days_changed": len(changed) + len(removed),
+        }
+        atomic_write_bytes(work / "meta.json", json.dumps(meta).encode())
+        plan.save()
+        return plan
     except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
-    return summary
 
 
-def _settings_dict(settings: ReleaseSettings) -> dict:
-    return {"cutoff": settings.cutoff, "max_shard_bytes": settings.max_shard_bytes,
-            "compresslevel": settings.compresslevel}  # fmt: skip
+def _cut_tasks(dirty: pl.DataFrame, settings: ReleaseSettings, work: Path) -> tuple[int, pl.DataFrame]:
+    """Cut the shards to build into tasks of about ``sort_bucket_bytes`` of text (whole shards,
+    in release order, at most :data:`_MAX_TASKS`); write ``task-<n>.parquet`` each. Returns
+    the number of tasks and ``dirty`` with its task (``_task``)."""
+    if not dirty.height:
+        return 0, dirty.with_columns(pl.lit(None, pl.Int64).alias("_task"))
+    per_stem = dirty.group_by("stem", maintain_order=True).agg(pl.col("weight").sum())
+    target = max(settings.sort_bucket_bytes, -(-int(per_stem["weight"].sum()) // _MAX_TASKS))
+    task, filled, of_stem = 0, 0, {}
+    for stem, weight in per_stem.iter_rows():
+        if filled and filled + weight > target:
+            task, filled = task + 1, 0
+        of_stem[stem] = task
+        filled += weight
+    tasks = pl.DataFrame(
+        {"stem": list(of_stem), "_task": list(of_stem.values())}, schema={"stem": pl.Utf8, "_task": pl.Int64}
+    )
+    joined = dirty.join(tasks, on="stem", how="left", maintain_order="left")
+    for (n,), part in joined.group_by(["_task"], maintain_order=True):
+        part.select(list(_TASK_SCHEMA)).cast(_TASK_SCHEMA).write_parquet(work / f"task-{n:05d}.parquet")  # type: ignore[arg-type]
+    return task + 1, joined
 
 
-def _usable_manifest(final: Path, settings: dict, state_path: Path) -> dict | None:
-    """The current release's manifest, with the partition stamps it was built from, when a run
-    may build on it: same format and settings, and the state file (kept outside the release, so
-    the release's bytes depend on the data only) names this very manifest."""
+def _scatter(store: Store, version: str, fetch: pl.DataFrame, spill: Path, tag: str) -> None:
+    """The text of every ``fetch`` key (``last_day, source, id, _task``), one day partition
+    read at a time, into its task's Arrow stream ``spill/task-<n>.<tag>.arrows``.
+
+    Call it on disjoint parts of ``fetch`` with different tags to spread the reading."""
+    spill.mkdir(parents=True, exist_ok=True)
+    sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
+    schema = pa.schema([("source", pa.string()), ("id", pa.string()), ("text", pa.string())])
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
     try:
-        raw = (final / "manifest.json").read_bytes()
-        old = json.loads(raw)
-        state = json.loads(state_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    ok = isinstance(old, dict) and old.get("format") == FORMAT and old.get("settings") == settings
-    ok = ok and isinstance(old.get("groups"), dict) and isinstance(state, dict)
-    if not ok or state.get("manifest_sha256") != hashlib.sha256(raw).hexdigest():
-        return None
-    return {**old, "inputs": state.get("inputs") or {}}
-
-
-def _write_state(state_path: Path, final: Path, inputs: dict[str, str]) -> None:
-    digest = hashlib.sha256((final / "manifest.json").read_bytes()).hexdigest()
-    state = {"manifest_sha256": digest, "inputs": inputs}
-    atomic_write_bytes(state_path, json.dumps(state, sort_keys=True).encode())
-
-
-def _write(
-    store: Store, version: str, settings: ReleaseSettings, inputs: dict[str, str], old: dict | None,
-    final: Path, out: Path, spill: Path,
-) -> dict:  # fmt: skip
-    con = _connect(store, settings, spill)
-    try:
-        groups_all = [g for (g,) in con.execute(f"SELECT DISTINCT grp FROM {LATEST} ORDER BY 1").fetchall()]
-        if old is None:
-            rebuild, mode = set(groups_all), "full"
-        else:
-            changed = [d for d, st in inputs.items() if old["inputs"].get(d) != st]
-            gone = [d for d in old["inputs"] if d not in inputs]
-            rebuild, mode = _affected_groups(con, store, changed, gone), "incremental"
-        groups = {}
-        for group in groups_all:
-            if group in rebuild or group not in old["groups"]:
-                groups[group] = _build_group(con, store, version, settings, group, out, spill)
-            else:
-                groups[group] = old["groups"][group]
-                for f in groups[group]["files"]:
-                    (out / f["path"]).parent.mkdir(parents=True, exist_ok=True)
-                    os.link(final / f["path"], out / f["path"])
+        for (day,), want in fetch.group_by(["last_day"]):
+            rows = (
+                pl.scan_parquet(_partition_file(store, day))
+                .select("source", "id", "text", pl.col(f"{version}_keep").alias("keep"))
+                .join(want.lazy().select("source", "id", "_task"), on=_KEYS, how="inner")
+                .collect()
+            )
+            bad = rows.filter(~pl.col("keep").fill_null(False) | pl.col("text").is_null())
+            if bad.height or rows.height != want.height:
+                raise RuntimeError(
+                    f"{ASSET} {day} changed while the release was written (or lists a key twice); run it again"
+                )
+            for (task,), part in rows.group_by(["_task"]):
+                if task not in sinks:
+                    sink = pa.OSFile(str(spill / f"task-{task:05d}.{tag}.arrows"), "wb")
+                    sinks[task] = (sink, pa.ipc.new_stream(sink, schema, options=options))
+                sinks[task][1].write_table(part.select("source", "id", "text").to_arrow().cast(schema))
+            del rows
     finally:
-        con.close()
-    for split in SPLITS:
-        (out / split).mkdir(parents=True, exist_ok=True)  # present even when empty
-    summary = _summarise(version, settings, groups)
-    (out / "manifest.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_card(out, pes2o_card(summary))
-    return {**summary, "mode": mode, "groups_rebuilt": len(rebuild & set(groups_all))}
+        for sink, writer in sinks.values():
+            writer.close()
+            sink.close()
 
 
-def _build_group(
-    con: duckdb.DuckDBPyConnection, store: Store, version: str, settings: ReleaseSettings, group: str,
-    out: Path, spill: Path,
-) -> dict:  # fmt: skip
-    """Write the shards of one group's documents; return their files, counts and drop reasons."""
-    built: dict = {"files": [], "stats": {}, "reasons": {}, "after_cutoff": {}}
-    if not _group_view(con, store, version, group):
-        return built
-    for source, reason, n in con.execute("SELECT source, reason, count(*) FROM grp GROUP BY ALL").fetchall():
-        built["reasons"].setdefault(source, {})[reason if reason is not None else ""] = n
-    bucket_dir = Path(tempfile.mkdtemp(dir=spill, prefix=f"{group}-"))
-    buckets = _scatter(con, _bucket_bounds(con, settings.sort_bucket_bytes), bucket_dir)
-    writers = {(s, sp): _ShardWriter(out / sp, f"{s}-{group}", settings) for s in SOURCES for sp in SPLITS}
-    cutoff = dt.date.fromisoformat(settings.cutoff)
-    for source, pid, first_day, created, created_date, words, text in _sorted_rows(buckets):
-        if created_date is None or created_date > cutoff:
-            built["after_cutoff"][source] = built["after_cutoff"].get(source, 0) + 1
-            continue
-        split = pes2o.split_for(created_date, cutoff)
-        writers[(source, split)].write(
-            {
-                "added": _timestamp(first_day),
-                "created": created,
-                "id": pid,
-                "source": source,
-                "text": text,
-                "version": version,
-            }  # fmt: skip
-        )
-        docs, n_words = built["stats"].get(f"{source}/{split}", [0, 0])
-        built["stats"][f"{source}/{split}"] = [docs + 1, n_words + (words or 0)]
-    shutil.rmtree(bucket_dir, ignore_errors=True)
-    for writer in writers.values():
-        writer.close()
-        for f in writer.files:
-            for kind in ("jsonl", "parquet"):
-                path = f[kind]
-                built["files"].append({"path": path.relative_to(out).as_posix(), "format": kind,
-                                       "documents": f["documents"], "bytes": path.stat().st_size,
-                                       "sha256": _sha256(path)})  # fmt: skip
-    return built
+_PA_SCHEMA = pa.schema([(f, pa.string()) for f in DOC_FIELDS])
 
 
-def _summarise(version: str, settings: ReleaseSettings, groups: dict) -> dict:
-    """The manifest: totals over the groups (so a carried-over group is never re-read)."""
-    stats = {(s, sp): [0, 0] for s in SOURCES for sp in SPLITS}
-    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
-    after: Counter[str] = Counter()
-    for group in groups.values():
-        for key, (docs, words) in group["stats"].items():
-            source, split = key.split("/")
-            stats[(source, split)][0] += docs
-            stats[(source, split)][1] += words
-        for source, counts in group["reasons"].items():
-            reasons.setdefault(source, Counter()).update({(r or None): n for r, n in counts.items()})
-        after.update(group["after_cutoff"])
+def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSettings) -> dict:
+    """``<stem>.jsonl.gz`` and ``<stem>.parquet`` holding ``docs``, in order; their entries."""
+    jsonl, parquet = staging / f"{stem}.jsonl.gz", staging / f"{stem}.parquet"
+    jsonl.parent.mkdir(parents=True, exist_ok=True)
+    with open(jsonl, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                  compresslevel=settings.compresslevel, mtime=0) as gz:  # fmt: skip
+        for doc in docs:
+            gz.write((json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+    with pq.ParquetWriter(parquet, _PA_SCHEMA, compression="zstd") as writer:
+        for start in range(0, len(docs), settings.row_group_docs):
+            writer.write_table(
+                pa.Table.from_pylist(docs[start : start + settings.row_group_docs], schema=_PA_SCHEMA)
+            )
+    for path in (jsonl, parquet):
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
     return {
-        "format": FORMAT,
-        "version": version,
-        "settings": _settings_dict(settings),
-        "stats": [
-            {"source": s, "split": sp, "documents": stats[(s, sp)][0], "words": stats[(s, sp)][1]}
-            for s in SOURCES
-            for sp in SPLITS
-        ],  # fmt: skip
-        "funnel": funnel_rows(reasons, after, {k: v[0] for k, v in stats.items()}),
-        "files": sorted((f for g in groups.values() for f in g["files"]), key=lambda f: f["path"]),
-        "groups": groups,
+        kind: {
+            "path": path.relative_to(staging).as_posix(),
+            "format": kind,
+            "documents": len(docs),
+            "bytes": path.stat().st_size,
+            "sha256": file_sha256(path),
+        }  # fmt: skip
+        for kind, path in (("jsonl", jsonl), ("parquet", parquet))
     }
 
 
+def build_task(work: str | Path, task: int) -> dict:
+    """Write the shards of one task into the staging directory; returns their entries and the
+    text hashes of the documents read from the days. Reads only files: run it anywhere."""
+    work = Path(work)
+    plan = Plan.load(work)
+    settings = _settings_from(plan.settings)
+    final = release_dir(plan.home, plan.version)
+    staging = Path(plan.staging)
+    meta = json.loads((work / "meta.json").read_text(encoding="utf-8"))
+    tag = meta["tag"].encode()
+    by_sig = {s: stem for stem, s in sorted(meta.get("old_signatures", {}).items())}
+    keys = pl.read_parquet(work / f"task-{task:05d}.parquet")
+    texts: dict[tuple[str, str], str] = {}
+    for path in sorted((work / "spill").glob(f"task-{task:05d}.*.arrows")):
+        with pa.OSFile(str(path), "rb") as fh:
+            table = pa.ipc.open_stream(fh).read_all()
+        texts.update(zip(zip(table["source"].to_pylist(), table["id"].to_pylist(), strict=True),
+                         table["text"].to_pylist(), strict=True))  # fmt: skip
+        del table
+    for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
+        if old is None:
+            raise RuntimeError(
+                f"task {task}: a document with a known text has no shard in the current release"
+            )
+        want = set(zip(group["source"].to_list(), group["id"].to_list(), strict=True))
+        table = pq.read_table(final / f"{old}.parquet", columns=["source", "id", "text"])
+        for s, i, t in zip(
+            table["source"].to_pylist(), table["id"].to_pylist(), table["text"].to_pylist(), strict=True
+        ):
+            if (s, i) in want:
+                texts[(s, i)] = t
+        if not want <= texts.keys():
+            raise RuntimeError(
+                f"{final / old}.parquet lacks documents its state lists: the release was changed"
+            )
+    files, hashes = [], []
+    for (stem,), group in keys.group_by(["stem"], maintain_order=True):
+        docs, doc_hashes = [], []
+        for source, pid, first_day, created in group.select(
+            "source", "id", "first_day", "created"
+        ).iter_rows():
+            text = texts[(source, pid)]
+            th = _text_hash(text)
+            dh = _doc_hash(plan.version, source, pid, first_day, created, th)
+            hashes.append((source, pid, th, dh))
+            doc_hashes.append(dh)
+            docs.append({"added": _timestamp(dt.date.fromisoformat(first_day)), "created": created, "id": pid,
+                         "source": source, "text": text, "version": plan.version})  # fmt: skip
+        sig = _signature(tag, np.asarray(doc_hashes, dtype=">u8").tobytes())
+        if sig in by_sig:
+            old_stem = by_sig[sig]
+            for ext in ("jsonl.gz", "parquet"):
+                link_or_copy(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
+            files.append({"stem": stem, "signature": sig, "linked": old_stem})
+        else:
+            files.append({"stem": stem, "signature": sig, **_write_shard(staging, stem, docs, settings)})
+    frame = pl.DataFrame(hashes, schema={"source": pl.Utf8, "id": pl.Utf8, "text_hash": pl.UInt64,
+                                         "doc_hash": pl.UInt64}, orient="row")  # fmt: skip
+    frame.write_parquet(work / f"hashes-{task:05d}.parquet")
+    out = {"task": task, "files": files}
+    atomic_write_bytes(work / f"result-{task:05d}.json", json.dumps(out).encode())
+    return out
+
+
+def commit_release(plan: Plan) -> dict:
+    """Link the reused shards, write manifest, card and state, and swap the version in."""
+    if plan.mode == "unchanged":
+        return {**plan.summary, "mode": "unchanged", "shards_written": 0, "shards_reused": 0}
+    work, staging = Path(plan.work), Path(plan.staging)
+    settings = _settings_from(plan.settings)
+    final = release_dir(plan.home, plan.version)
+    meta = json.loads((work / "meta.json").read_text(encoding="utf-8"))
+    old_files = meta["old_files"]
+    entries: list[dict] = []
+    sigs = dict(meta["signatures"])
+    written = 0
+
+    def carry(stem: str, old_stem: str) -> None:
+        for ext, kind in (("jsonl.gz", "jsonl"), ("parquet", "parquet")):
+            entry = old_files.get(f"{old_stem}.{ext}")
+            if entry is None:
+                raise RuntimeError(f"{old_stem}.{ext} is not in the current manifest")
+            entries.append({**entry, "path": f"{stem}.{ext}", "format": kind})
+
+    for stem, old_stem in meta["reuse"].items():
+        for ext in ("jsonl.gz", "parquet"):
+            link_or_copy(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
+        carry(stem, old_stem)
+    hashes = []
+    for task in range(plan.tasks):
+        result = json.loads((work / f"result-{task:05d}.json").read_text(encoding="utf-8"))
+        for f in result["files"]:
+            sigs[f["stem"]] = f["signature"]
+            if "linked" in f:
+                carry(f["stem"], f["linked"])
+            else:
+                entries += [f["jsonl"], f["parquet"]]
+                written += 1
+        hashes.append(pl.read_parquet(work / f"hashes-{task:05d}.parquet"))
+    index = pl.read_parquet(work / "index.parquet")
+    layout = pl.read_parquet(work / "layout.parquet")
+    if hashes:
+        new = pl.concat(hashes)
+        index = (
+            index.join(new, on=_KEYS, how="left", suffix="_b")
+            .with_columns(
+                pl.coalesce("text_hash_b", "text_hash").alias("text_hash"),
+                pl.coalesce("doc_hash_b", "doc_hash").alias("doc_hash"),
+            )
+            .drop("text_hash_b", "doc_hash_b")
+        )
+    index = index.drop("path").join(layout.select(*_KEYS, pl.col("stem").alias("path")), on=_KEYS, how="left")
+    index = index.select(list(INDEX_SCHEMA)).sort(_KEYS)
+    for split in SPLITS:
+        (staging / split).mkdir(parents=True, exist_ok=True)  # present even when empty
+    summary = _summary(plan.version, settings, meta["inputs"], index, layout, entries)
+    (staging / "manifest.json").write_text(
+        json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    write_card(staging, pes2o_card(summary))  # synced; the new shards were synced when written
+    with open(staging / "manifest.json", "rb") as fh:
+        os.fsync(fh.fileno())
+    swap_dir(staging, final)
+    root, _ = _state_paths(plan.home, plan.version)
+    name = f"index-{manifest_sha256(final / 'manifest.json')[:16]}.parquet"
+    root.mkdir(parents=True, exist_ok=True)
+    index.write_parquet(root / name)
+    save_state(root, final / "manifest.json", FORMAT,
+               {"index": name, "fingerprints": meta["fingerprints"], "signatures": sigs})  # fmt: skip
+    for stale in root.glob("index-*.parquet"):
+        if stale.name != name:
+            stale.unlink(missing_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return {**summary, "mode": plan.mode, "shards_written": written, "shards_reused": len(entries) // 2 - written,
+            "days_after_cutoff": meta["days_after_cutoff"], "days_changed": meta["days_changed"]}  # fmt: skip
+
+
+def _summary(version: str, settings: ReleaseSettings, inputs: dict, index: pl.DataFrame, layout: pl.DataFrame,
+             entries: list[dict]) -> dict:  # fmt: skip
+    """The manifest: settings, input fingerprints, statistics, funnel and files (all from the
+    key index and the layout, so a carried-over shard is never read)."""
+    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
+    for source, keep, reason, n in index.group_by("source", "keep", "reason").len().iter_rows():
+        reasons.setdefault(source, Counter())[None if keep else reason] += n
+    cutoff = dt.date.fromisoformat(settings.cutoff)
+    late = index.filter(
+        pl.col("keep") & (pl.col("created_date").is_null() | (pl.col("created_date") > cutoff))
+    )
+    after = dict(late.group_by("source").len().iter_rows())
+    per = {
+        (s, sp): (n, w)
+        for s, sp, n, w in layout.group_by("source", "split")
+        .agg(pl.len(), pl.col("words").fill_null(0).sum())
+        .iter_rows()
+    }
+    stats = [{"source": s, "split": sp, "documents": per.get((s, sp), (0, 0))[0], "words": int(per.get((s, sp), (0, 0))[1])}
+             for s in SOURCES for sp in SPLITS]  # fmt: skip
+    return {
+        "format": FORMAT,
+        "version": version,
+        "settings": settings.layout(),
+        "inputs": dict(sorted(inputs.items())),
+        "stats": stats,
+        "funnel": funnel_rows(reasons, after, {(s["source"], s["split"]): s["documents"] for s in stats}),
+        "files": sorted(entries, key=lambda f: f["path"]),
+    }
+
+
+def write_release(
+    home: str | Path, version: str, settings: ReleaseSettings | None = None, *, workers: int | None = None
+) -> dict:
+    """Bring ``releases/pes2o/<version>`` up to date with the ``pes2o`` days up to the cutoff.
+
+    Writes only the shards whose documents changed (a full build when there is no usable
+    previous release); the result is byte-identical to a full build. ``workers`` > 1 runs the
+    build tasks in that many processes (default: one per CPU when there are several large
+    tasks). Returns (and writes as ``manifest.json``) ``{format, version, settings, inputs,
+    stats, funnel, files}`` plus, not written, ``mode``, ``shards_written``, ``shards_reused``,
+    ``days_changed`` and ``days_after_cutoff``.
+    """
+    _, lock = _state_paths(home, version)
+    with locked(lock):
+        plan = plan_release(home, version, settings)
+        if plan.mode == "unchanged":
+            return commit_release(plan)
+        try:
+            _run_tasks(plan, workers)
+            return commit_release(plan)
+        except BaseException:
+            shutil.rmtree(plan.work, ignore_errors=True)
+            shutil.rmtree(plan.staging, ignore_errors=True)
+            raise
+
+
+def _memory_available() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 4 << 30
+
+
+def auto_workers(tasks: int, settings: ReleaseSettings) -> int:
+    """Build processes for ``tasks``: one per CPU this process may use, as many as the available
+    memory holds at ~4x ``sort_bucket_bytes`` each (a task's text as str, Arrow and JSON)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    by_memory = max(1, _memory_available() // (4 * settings.sort_bucket_bytes))
+    return max(1, min(cpus, tasks, by_memory))
+
+
+def _run_tasks(plan: Plan, workers: int | None) -> None:
+    if workers is None:
+        workers = auto_workers(plan.tasks, _settings_from(plan.settings))
+    if workers <= 1 or plan.tasks <= 1:
+        for task in range(plan.tasks):
+            build_task(plan.work, task)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        list(pool.map(build_task, [plan.work] * plan.tasks, range(plan.tasks)))
+
+
 HF_SPLITS = {"train": "train", "valid": "validation"}  # release folder -> Hugging Face split name
-DOC_FEATURES = [{"name": k, **STRING} for k in ("added", "created", "id", "source", "text", "version")]
+DOC_FEATURES = {name: "string" for name in DOC_FIELDS}
 
 
 def pes2o_card(summary: Mapping[str, Any]) -> str:
     """The release's dataset card: ``default`` (both sources) and one config per source."""
     version = summary["version"]
     docs = {(s["source"], s["split"]): s["documents"] for s in summary["stats"]}
+    size: Counter[tuple[str, str]] = Counter()
+    for f in summary["files"]:
+        if f["format"] == "jsonl":
+            split, name = f["path"].split("/")
+            size[(name.split("-")[0], split)] += f["bytes"]
 
     def config(name: str, sources: tuple[str, ...], default: bool = False) -> CardConfig:
-        files, examples = {}, {}
+        files, examples, num_bytes = {}, {}, {}
         for split, hf in HF_SPLITS.items():
             n = sum(docs.get((src, split), 0) for src in sources)
             if n:
-                pattern = "*" if len(sources) > 1 else f"{sources[0]}-*"
-                files[hf], examples[hf] = f"{split}/{pattern}.jsonl.gz", n
-        return CardConfig(name, files, examples, default)
+                files[hf] = [f"{split}/{src}-*.jsonl.gz" for src in sources if docs.get((src, split))]
+                examples[hf] = n
+                num_bytes[hf] = sum(size[(src, split)] for src in sources)  # gzip JSONL on disk
+        return CardConfig(name, files, examples, num_bytes, default)
 
     configs = [config("default", SOURCES, default=True), *(config(src, (src,)) for src in SOURCES)]
+    configs = [c for c in configs if c.data_files]
     cutoff = summary["settings"]["cutoff"]
     return card_text(
         title=f"peS2o {version} (arXiv)",
         summary=(
-            f"peS2o {version} built from arXiv by this project, following the peS2o dataset card: "
+            f"peS2o {version} built from arXiv by this project, as the peS2o dataset card describes it: "
             "`s2orc` documents are full text (title, abstract and body paragraphs from Grobid section "
-            "headers and paragraphs), `s2ag` documents are title and abstract. Train holds documents "
-            f"created before the month of the cutoff ({cutoff}), validation that month up to the cutoff. "
-            "Load it with `datasets.load_dataset(<this directory>)` (both sources), or the `s2orc` / "
-            "`s2ag` configuration. The same documents are in Parquet beside each JSONL shard."
+            "headers and paragraphs or from LaTeX), `s2ag` documents are title and abstract. Knowledge "
+            f"cutoff {cutoff}: only papers delivered (OAI datestamp) on or before it are read; train holds "
+            "documents created before the month preceding the cutoff's month, validation the rest up to the "
+            "cutoff. Load it with `datasets.load_dataset(<this directory>)` (both sources) or with the "
+            "`s2orc` / `s2ag` configuration; each JSONL shard has a Parquet twin holding the same documents. "
+            "`manifest.json` lists every shard with its sha256 and the fingerprint of every daily input."
         ),
         configs=configs,
         features=DOC_FEATURES,
         licence="other",
+        tags=["pes2o", "arxiv", "scientific-papers"],
         sections={
             "Statistics": markdown_table(summary["stats"], ["source", "split", "documents", "words"]),
             "Filter funnel": markdown_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
             "Licence": (
-                "peS2o itself is released under ODC-By 1.0. The texts here are arXiv papers, each under "
-                "the licence its authors chose (the `license` column of `arxiv_metadata`); many use "
-                "arXiv's non-exclusive distribution licence, which does not allow redistribution. Check "
-                "each paper's licence before sharing this release."
+                "peS2o is released under ODC-By 1.0. The texts here are arXiv papers, each under the licence "
+                "its authors chose (the `license` field of `arxiv_metadata`); many use arXiv's non-exclusive "
+                "distribution licence, which does not allow redistribution. Check each paper's licence "
+                "before you share this release."
             ),
         },
     )
-
-
-def _fsync_tree(root: Path) -> None:
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            with open(path, "rb") as fh:
-                os.fsync(fh.fileno())
-
-
-def _swap_in(staging: Path, final: Path) -> None:
-    """Replace directory ``final`` by ``staging``, every file synced first."""
-    _fsync_tree(staging)
-    swap_dir(staging, final)

@@ -167,15 +167,6 @@ class Store:
             return pl.scan_parquet(root / "date=*" / "*.parquet", hive_partitioning=True)
         return pl.scan_parquet(root / "*.parquet")
 
-    def partition_stamps(self, asset: str) -> dict[str, str]:
-        """``{day: "size:mtime_ns"}`` of every partition of ``asset``: what a cross-day result was
-        built from, so a run can tell that nothing it reads has changed (a stat per partition)."""
-        out = {}
-        for day in self.partitions(asset):
-            st = (self.partition_dir(asset, day) / "part-0.parquet").stat()
-            out[day] = f"{st.st_size}:{st.st_mtime_ns}"
-        return out
-
     def partitions(self, asset: str) -> list[str]:
         root = self.asset_dir(asset)
         if not root.exists():

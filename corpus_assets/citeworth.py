@@ -21,6 +21,7 @@ from corpus.citeworth import (
     citeworth_day,
     release_dir,
 )
+from corpus.release_state import manifest_sha256
 from corpus_assets.common import (
     OWNERS,
     count_table,
@@ -167,7 +168,8 @@ def _table_2(st: dict) -> dg.MetadataValue:
     kinds={"parquet", "json"},
     description=(
         "The CiteWorth release over every materialised day: fields balanced (seeded), train/dev/test "
-        "80/10/10 by a hash of the paper id, JSONL in the released data's shape, Table 2 statistics."
+        "80/10/10 by a hash of the paper id, JSONL in the released data's shape, Table 2 statistics, a "
+        "dataset card; only days whose content changed are read, only changed split files rewritten."
     ),
 )
 def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.MaterializeResult:
@@ -191,10 +193,15 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
         for s in summary["paragraphs_per_split"]
     ]
     preview = corpus.store.scan("citeworth_splits").head(10).collect()
+    root = release_dir(corpus.home)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(
+            manifest_sha256(root / "manifest.json") or ""
+        ),  # changes iff the release does
         metadata={
             "mode": summary["mode"],  # full | incremental | unchanged
-            "splits_rewritten": summary["splits_rewritten"],
+            "days_changed": summary["days_changed"],
+            "files_written": summary["files_written"],
             "paragraphs": summary["paragraphs"],
             "papers": summary["papers"],
             "sentences": st["total_sentences"],
@@ -205,11 +212,14 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
             "table_2": _table_2(st),
             "fields": rows_table(fields, ["field", "available", "released"]),
             "splits": rows_table(splits, ["split", "paragraphs", "papers"]),
-            "release_dir": dg.MetadataValue.path(str(release_dir(corpus.home))),
+            "release_dir": dg.MetadataValue.path(str(root)),
+            "manifest": dg.MetadataValue.path(str(root / "manifest.json")),
+            "dataset_card": dg.MetadataValue.path(str(root / "README.md")),
+            "load_with": dg.MetadataValue.md(f'`datasets.load_dataset("{root}")` (train, validation, test)'),
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
-        }
+        },
     )
 
 

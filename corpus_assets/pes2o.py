@@ -3,6 +3,7 @@
 import base64
 
 import dagster as dg
+from pydantic import Field
 
 from corpus.pes2o_release import (
     DEFAULT_CUTOFF,
@@ -13,6 +14,7 @@ from corpus.pes2o_release import (
     release_dir,
     write_release,
 )
+from corpus.release_state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -63,34 +65,46 @@ MAX_FILE_ROWS = 100  # shards listed in the run's metadata
 
 
 class Pes2oReleaseConfig(dg.Config):
-    """Release settings: the knowledge cutoff (valid = the month before the cutoff's month,
-    up to the cutoff; train before; later documents are left out) and the shard bound."""
+    """Release settings: the knowledge cutoff (only days up to it are read; valid = the month
+    before the cutoff's month, up to the cutoff; train before; later documents are left out),
+    the shard bound and the build processes."""
 
     cutoff: str = DEFAULT_CUTOFF
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
+    workers: int = Field(
+        default=0, ge=0, description="Build processes; 0: one per CPU when there are several tasks."
+    )
 
 
 def _release(
     context: dg.AssetExecutionContext, config: Pes2oReleaseConfig, corpus: CorpusStore, version: str
 ) -> dg.MaterializeResult:
     settings = ReleaseSettings(cutoff=config.cutoff, max_shard_bytes=config.max_shard_bytes)
-    summary = write_release(corpus.home, version, settings)
+    summary = write_release(corpus.home, version, settings, workers=config.workers or None)
     root = release_dir(corpus.home, version)
     stats = summary["stats"]
     jsonl = [f for f in summary["files"] if f["format"] == "jsonl"]
     context.log.info(
-        f"pes2o {version}: {sum(s['documents'] for s in stats)} documents in {len(jsonl)} shard(s) under {root}"
+        f"pes2o {version} ({summary['mode']}): {sum(s['documents'] for s in stats)} documents in {len(jsonl)} "
+        f"shard(s) under {root}; {summary['shards_written']} written, {summary['shards_reused']} kept; "
+        f"{summary['days_changed']} day(s) changed, {summary['days_after_cutoff']} after the cutoff not read"
     )
     png = funnel_png(summary["funnel"], f"peS2o {version} filter funnel (cutoff {config.cutoff})")
     plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.png"
     atomic_write_bytes(plot_path, png)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(
+            manifest_sha256(root / "manifest.json") or ""
+        ),  # changes iff the release does
         metadata={
-            "mode": summary["mode"],  # full | incremental | unchanged
-            "groups_rebuilt": f"{summary['groups_rebuilt']} of {len(summary['groups'])} weeks",
             "documents": sum(s["documents"] for s in stats),
             "words": sum(s["words"] for s in stats),
             "shards": len(jsonl),
+            "mode": summary["mode"],
+            "shards_written": summary["shards_written"],
+            "shards_reused": summary["shards_reused"],
+            "days_changed": summary["days_changed"],
+            "days_after_cutoff": summary["days_after_cutoff"],
             "cutoff": config.cutoff,
             "statistics": rows_table(stats, ["source", "split", "documents", "words"]),
             "funnel": rows_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
@@ -101,16 +115,16 @@ def _release(
                 ]
             ),
             "manifest": dg.MetadataValue.path(str(root / "manifest.json")),
+            "dataset_card": dg.MetadataValue.path(str(root / "README.md")),
             "funnel_plot": dg.MetadataValue.md(
                 f"![filter funnel](data:image/png;base64,{base64.b64encode(png).decode()})"
             ),
             "funnel_plot_path": dg.MetadataValue.path(str(plot_path)),
             "path": dg.MetadataValue.path(str(root)),
             "load_with": dg.MetadataValue.md(
-                f'`datasets.load_dataset("json", data_files={{"train": "{root}/train/*.jsonl.gz", '
-                f'"validation": "{root}/valid/*.jsonl.gz"}})`'
+                f'`datasets.load_dataset("{root}")` (configs: default, s2orc, s2ag)'
             ),
-        }
+        },
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -756,10 +757,11 @@ def test_balanced_keys_chooses_what_balance_chooses():
         cw.balanced_keys(pl.DataFrame({"paper_id": ["x"], "section_index": [0], "field": ["Sociology"]}))
 
 
-def test_release_written_in_small_buckets_is_the_same_release(tmp_path, monkeypatch):
-    """The external sort (days spilled to buckets, buckets sorted and appended) gives the bytes
-    and summary of one bucket per split, and Table 2's numbers are stats() of the files."""
+def test_release_day_by_day_is_the_same_release(tmp_path):
+    """Released day by day (incremental runs) or from scratch: the same bytes and summary, and
+    Table 2's numbers are stats() of the files."""
     _write_day(tmp_path, "2024-01-01", {f"P{i:03d}": ("Physics", 1 + i % 3) for i in range(40)})
+    cw.build_release(tmp_path, per_field=1000)
     texts = (
         "A short one is here ⟦[1]⟧. Then a somewhat longer sentence follows it.",
         "Only one sentence is cited ⟦[4]⟧.",
@@ -769,14 +771,16 @@ def test_release_written_in_small_buckets_is_the_same_release(tmp_path, monkeypa
         _write_day(
             tmp_path, day, papers | {f"M{day[-1]}{i}": ("Mathematics", 1 + i % 2) for i in range(25)}, text
         )
+        cw.build_release(tmp_path, per_field=1000)  # after each day
     one = cw.build_release(tmp_path, per_field=1000)
     files = {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    monkeypatch.setattr(cw, "_BUCKET_ROWS", 3)
-    cw._state_path(Store(tmp_path)).unlink()  # else nothing changed and nothing is rewritten
+    shutil.rmtree(cw.release_dir(tmp_path))  # and from scratch
     many = cw.build_release(tmp_path, per_field=1000)
-    assert many == one and one["paragraphs_per_split"]["train"] > 3 * 5
+    assert one["mode"] == "unchanged" and many["mode"] == "full"
+    drop = ("mode", "days_changed", "files_written", "full_because")
+    assert {k: v for k, v in many.items() if k not in drop} == {k: v for k, v in one.items() if k not in drop}
+    assert one["paragraphs_per_split"]["train"] > 3 * 5
     assert files == {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    assert not list(cw.release_dir(tmp_path).glob(".spill-*"))
     rows = {s: [json.loads(line) for line in files[s].decode().splitlines()] for s in cw.SPLIT_NAMES}
     for lines in rows.values():
         keys = [(r["paper_id"], r["section_index"]) for r in lines]
@@ -813,45 +817,15 @@ def test_sentence_stats_are_stats_of_the_sentences(n):
 
 
 def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch):
-    _write_day(tmp_path, "2024-01-01", {f"P{i}": ("Physics", 1) for i in range(5)})
-    real = cw._latest_keys
+    from corpus import citeworth_release
 
-    def with_a_ghost(store):
-        keys = real(store)
+    _write_day(tmp_path, "2024-01-01", {f"P{i}": ("Physics", 1) for i in range(5)})
+    real = citeworth_release._kept_keys
+
+    def with_a_ghost(*args):
+        keys = real(*args)
         return pl.concat([keys, keys.head(1).with_columns(section_index=pl.lit(99, pl.Int64))])
 
-    monkeypatch.setattr(cw, "_latest_keys", with_a_ghost)
+    monkeypatch.setattr(citeworth_release, "_kept_keys", with_a_ghost)
     with pytest.raises(RuntimeError, match="1 chosen paragraphs were not found"):
         cw.build_release(tmp_path)
-
-
-def test_incremental_release_equals_a_full_rebuild(tmp_path):
-    """Day by day, only the chosen keys that changed are fetched or removed and merged into the
-    split files (re-delivered papers included); the files and Table 2 equal a build from scratch.
-    Unchanged inputs rewrite nothing."""
-    rng = random.Random(5)
-    fields = ("Physics", "Mathematics", "Computer Science", "Biology")
-    days = [f"2024-02-{d:02d}" for d in range(1, 9)]
-    plan = []
-    for n, day in enumerate(days):
-        papers = {f"P{n}{i:02d}": (rng.choice(fields), rng.randint(0, 3)) for i in range(12)}
-        if n:  # new versions of earlier papers, now with another number of kept paragraphs
-            papers |= {
-                f"P{rng.randrange(n)}{i:02d}": (rng.choice(fields), rng.randint(0, 3)) for i in range(4)
-            }
-        plan.append((day, papers, _CITED if n % 2 else "Only one sentence is cited ⟦[4]⟧."))
-    inc, full = tmp_path / "inc", tmp_path / "full"
-    modes = []
-    for day, papers, text in plan:
-        _write_day(inc, day, papers, text)
-        summary = cw.build_release(inc, per_field=12)  # a fixed cap: the median would move every day
-        modes.append((summary["mode"], summary["splits_rewritten"]))
-    for day, papers, text in plan:
-        _write_day(full, day, papers, text)
-    whole = cw.build_release(full, per_field=12)
-    assert modes[0][0] == "full" and {m for m, _ in modes[1:]} == {"incremental"}
-    files = {s: (cw.release_dir(inc) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    assert files == {s: (cw.release_dir(full) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    again = cw.build_release(inc, per_field=12)
-    assert again["stats"] == whole["stats"] and again["paragraphs_per_split"] == whole["paragraphs_per_split"]
-    assert again["mode"] == "unchanged" and again["splits_rewritten"] == 0

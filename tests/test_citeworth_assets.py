@@ -21,6 +21,7 @@ from corpus.citeworth import (
     LABEL_NOT_CITE_WORTHY,
     RELEASE_COLUMNS,
     SPLIT_NAMES,
+    build_release,
     release_dir,
     split_for,
 )
@@ -84,7 +85,17 @@ def built(tmp_path_factory, shared_landing):
         )
         out["grown"] = dg.materialize(RELEASE, resources=resources, instance=instance, run_config=QUIET)
         out["lines_grown"] = _lines(home)
+        out["tree_grown"] = _tree(release_dir(home))
+    full = home.parent / "full"  # a build from scratch of a copy of the three days
+    for asset in ("citeworth_paragraphs", "citeworth_candidates"):
+        shutil.copytree(home / asset, full / asset)
+    out["full"] = build_release(full)
+    out["tree_full"] = _tree(release_dir(full))
     return out
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _materialization(result: dg.ExecuteInProcessResult, key: str) -> dict:
@@ -156,6 +167,38 @@ def test_a_paper_is_in_exactly_one_split(built):
 def test_rematerialising_gives_the_same_bytes(built):
     assert built["bytes"] == built["bytes_again"]
     assert sum(len(b) for b in built["bytes"].values()) > 1000
+    again = _materialization(built["again"], "citeworth_splits")
+    assert again["mode"] == "unchanged" and again["files_written"] == 0  # nothing read or written
+
+
+def test_a_new_day_gives_the_bytes_of_a_full_build(built):
+    grown = _materialization(built["grown"], "citeworth_splits")
+    assert grown["mode"] == "incremental" and grown["days_changed"] == 1
+    assert built["full"]["mode"] == "full"
+    assert built["tree_grown"] == built["tree_full"]  # split files, manifest and card
+    manifest = json.loads(built["tree_grown"]["manifest.json"])
+    assert sorted(manifest["inputs"]) == sorted([*DAYS, EXTRA_DAY[0]])
+    assert {f["path"] for f in manifest["files"]} == {f"{s}.jsonl" for s in SPLIT_NAMES}
+
+
+def test_load_dataset_reads_the_release_by_its_card(built, tmp_path, monkeypatch):
+    """``datasets.load_dataset(<release dir>)``, offline, with no other argument."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    root = release_dir(built["home"])
+    card = (root / "README.md").read_text()
+    assert card.startswith("---\n") and "Table 2" in card and "Filter funnel" in card and "CC BY-NC" in card
+    loaded = datasets.load_dataset(str(root), cache_dir=str(tmp_path / "cache"))
+    assert set(loaded) == {"train", "validation", "test"}
+    for split, name in (("train", "train"), ("validation", "dev"), ("test", "test")):
+        assert loaded[split].column_names == list(RELEASE_COLUMNS)
+        assert loaded[split].to_list() == built["lines_grown"][name]
+    assert sum(loaded[s].num_rows for s in loaded) == sum(len(v) for v in built["lines_grown"].values()) > 0
+    sample = loaded["train"].features["samples"]
+    assert sample.feature["ref_ids"].feature.feature.dtype == "string"
 
 
 def test_adding_a_day_moves_no_paper(built):
@@ -207,28 +250,6 @@ def test_check_fails_on_a_release_with_markers(built, tmp_path):
     )
     evaluation = _check(result)
     assert not evaluation.passed and evaluation.metadata["with_marker"].value == 1
-
-
-def test_load_dataset_reads_the_release_directory_with_no_arguments(built, tmp_path, monkeypatch):
-    """The dataset card (README.md) makes releases/citeworth loadable as it is, offline."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    import datasets
-
-    root = release_dir(built["home"])
-    assert "## Statistics (CiteWorth Table 2)" in (root / "README.md").read_text()
-    loaded = datasets.load_dataset(str(root), cache_dir=str(tmp_path / "cache"))
-    lines = _lines(built["home"])
-    names = {"train": "train", "dev": "validation", "test": "test"}
-    assert {names[s] for s, rows in lines.items() if rows} == set(loaded)
-    for split, rows in lines.items():
-        if rows:
-            got = loaded[names[split]].to_list()
-            assert [(r["paper_id"], r["section_index"]) for r in got] == [
-                (r["paper_id"], r["section_index"]) for r in rows
-            ]
-            assert got[0]["samples"][0]["label"] in {"check-worthy", "non-check-worthy"}
 
 
 def test_require_citation_is_a_config_setting(built, tmp_path, shared_landing):

@@ -34,7 +34,7 @@ UPSTREAM = {
 
 
 def _daily(store, instance, day):
-    assets = [a for a in defs.assets if a.key.path[0] in UPSTREAM | {"bib_entries"}]
+    assets = [a for a in defs.assets if {k.path[0] for k in a.keys} & (UPSTREAM | {"bib_entries"})]
     resources = {**defs.resources, "corpus": store, "arxiv": ArxivResource(source="landing")}
     return dg.materialize(assets, partition_key=day, resources=resources, instance=instance, run_config=QUIET)
 

@@ -1,0 +1,227 @@
+"""Incremental releases equal a build from scratch, day after day, on generated stores with
+re-delivered papers (a paper on a later day replaces its earlier row), days arriving out of
+order, a day rewritten with the same rows, a day removed, and days after the cutoff.
+The same property on real landing days is tested in test_pes2o_assets.py and
+test_citeworth_assets.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from corpus.pes2o_release import ReleaseSettings, pes2o_frame, release_dir, write_release
+from corpus.store import Store
+
+WORDS = ("alpha", "beta", "γάμμα", "delta", "epsilon", "zeta")
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _pes2o_row(pid: str, source: str, day: str, created: str, keep: bool, text: str) -> dict:
+    cd = dt.date.fromisoformat(created)
+    return {
+        "id": pid, "source": source, "added": f"{day}T00:00:00.000Z", "created": f"{created}T00:00:00.000Z",
+        "created_date": cd, "year": cd.year, "v1_keep": keep, "v1_reason": None if keep else "no_title",
+        "v2_keep": keep and len(text) % 5 != 0, "v2_reason": None if keep and len(text) % 5 else "ocr_spaced_letters",
+        "text": text if keep else None, "words": len(text.split()) if keep else None,
+    }  # fmt: skip
+
+
+def _pes2o_day(rng: random.Random, day: str, k: int, papers: list[str]) -> list[dict]:
+    """New papers of ``day`` plus a few earlier papers delivered again with a new text."""
+    rows = []
+    for n in range(rng.randint(3, 12)):
+        pid = f"{day[2:4]}{day[5:7]}.{k:02d}{n:03d}"
+        papers.append(pid)
+        created = rng.choice(["2019-05-01", "2020-12-20", "2021-01-02", "2021-01-09", "2021-02-01"])
+        for source in ("s2orc", "s2ag"):
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 200)))
+            rows.append(_pes2o_row(pid, source, day, created, rng.random() < 0.8, text))
+    new = {r["id"] for r in rows}
+    for pid in rng.sample(papers[:-12], min(3, max(0, len(papers) - 12))):
+        if pid not in new:
+            for source in ("s2orc", "s2ag"):
+                text = "again " + " ".join(rng.choice(WORDS[:2]) for _ in range(rng.randint(1, 150)))
+                rows.append(_pes2o_row(pid, source, day, "2020-12-20", rng.random() < 0.8, text))
+    return rows
+
+
+def _full_pes2o(home: Path, scratch: Path, settings: ReleaseSettings) -> dict[str, dict[str, str]]:
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(home / "pes2o", scratch / "pes2o")
+    for v in ("v1", "v2"):
+        assert write_release(scratch, v, settings)["mode"] == "full"
+    return {v: _tree(release_dir(scratch, v)) for v in ("v1", "v2")}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pes2o_day_by_day_equals_a_full_build(tmp_path, seed):
+    rng = random.Random(seed)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    store = Store(home)
+    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(12)]
+    order = days[:]
+    rng.shuffle(order)  # a backfill: days arrive in any order
+    settings = ReleaseSettings(
+        cutoff="2021-01-10", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
+    )
+    papers: list[str] = []
+    modes = []
+    for k, day in enumerate(order):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+        summaries = [write_release(home, v, settings) for v in ("v1", "v2")]
+        modes.append(summaries[0]["mode"])
+        if k and day > settings.cutoff:  # a day after the cutoff is not read
+            assert [s["mode"] for s in summaries] == ["unchanged", "unchanged"]
+        assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
+    assert "incremental" in modes and modes[0] in ("full", "unchanged")
+    last = summaries[0]
+    assert last["shards_reused"] > 0
+    before = {v: _tree(release_dir(home, v)) for v in ("v1", "v2")}
+    # a day rewritten with the same rows: same fingerprint, nothing written
+    store.write_partition("pes2o", days[0], store.read_partition("pes2o", days[0]))
+    assert write_release(home, "v1", settings)["mode"] == "unchanged"
+    # a day after the cutoff: not read
+    store.write_partition("pes2o", "2021-02-01", pes2o_frame(_pes2o_day(rng, "2021-02-01", 99, papers)))
+    again = write_release(home, "v1", settings)
+    assert again["mode"] == "unchanged" and again["days_after_cutoff"] >= 1
+    assert _tree(release_dir(home, "v1")) == before["v1"]
+    # a day removed: the papers it re-delivered fall back to their earlier rows
+    shutil.rmtree(store.partition_dir("pes2o", days[5]))
+    assert write_release(home, "v1", settings)["mode"] == "incremental"
+    assert write_release(home, "v2", settings)["mode"] == "incremental"
+    assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
+
+
+def test_pes2o_release_changed_behind_its_back_is_rebuilt(tmp_path):
+    rng = random.Random(3)
+    store = Store(tmp_path)
+    settings = ReleaseSettings(cutoff="2021-01-31", min_chunk_bytes=400, chunk_bytes=1600)
+    papers: list[str] = []
+    for k, day in enumerate(("2021-01-01", "2021-01-02")):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    write_release(tmp_path, "v1", settings)
+    shard = next(release_dir(tmp_path, "v1").rglob("*.parquet"))
+    shard.write_bytes(b"not the release")  # the manifest no longer names what is there
+    (release_dir(tmp_path, "v1") / "manifest.json").write_text("{}")
+    store.write_partition("pes2o", "2021-01-03", pes2o_frame(_pes2o_day(rng, "2021-01-03", 2, papers)))
+    assert write_release(tmp_path, "v1", settings)["mode"] == "full"
+    full = _full_pes2o(tmp_path, tmp_path.parent / f"{tmp_path.name}-full", settings)
+    assert _tree(release_dir(tmp_path, "v1")) == full["v1"]
+
+
+# --------------------------------------------------------------------------- CiteWorth
+
+_FIELDS = ("Physics", "Computer Science", "Mathematics", "Biology", "Economics")
+
+
+def _cw_day(home: Path, day: str, papers: dict[str, tuple[str, int, str]]) -> None:
+    """``papers``: {id: (field, kept paragraphs, text)}; 0 paragraphs = no full text."""
+    from corpus import citeworth as cw
+    from corpus.papers import Paragraph, Span
+
+    rows, cands = [], []
+    for pid, (fld, n, text) in papers.items():
+        for i in range(n):
+            body = f"{text} {pid} {i} carries on here [1]."
+            start = body.index("[1]")
+            p = Paragraph(
+                text=body, section="Introduction", cite_spans=[Span(start=start, end=start + 3, text="[1]")]
+            )
+            res = cw.ParagraphResult(pid, i, "Introduction", fld, body, kept=True)
+            res.samples = cw.check_paragraph(p)
+            rows.append(cw._paragraph_row(res))
+        cands.append({"paper_id": pid, "field": fld, "reason": None if n else cw.P_NO_TEXT})
+    store = Store(home)
+    store.write_partition(cw.PARAGRAPHS, day, cw._frame(rows, cw.PARAGRAPH_SCHEMA))
+    store.write_partition(cw.CANDIDATES, day, cw._frame(cands, cw.CANDIDATE_SCHEMA))
+
+
+def _cw_tree(home: Path) -> dict[str, bytes]:
+    from corpus import citeworth as cw
+
+    root = cw.release_dir(home)
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
+    from corpus import citeworth as cw
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
+        shutil.copytree(home / asset, scratch / asset)
+    assert cw.build_release(scratch, **kw)["mode"] == "full"
+    return _cw_tree(scratch)
+
+
+@pytest.mark.parametrize("per_field", [None, 12])
+def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
+    """Default (median) cap, which moves every day, and a fixed cap; re-delivered papers with
+    new text or no paragraphs left, days out of order, a day removed."""
+    from corpus import citeworth as cw
+
+    rng = random.Random(5 if per_field is None else 6)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    days = [(dt.date(2024, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(10)]
+    order = days[:]
+    rng.shuffle(order)
+    papers: list[str] = []
+    modes, written = [], []
+    for k, day in enumerate(order):
+        today = {}
+        for n in range(rng.randint(4, 14)):
+            pid = f"24{k:02d}.{n:05d}"
+            papers.append(pid)
+            fld = rng.choice(_FIELDS[: 2 + k % 4])
+            today[pid] = (fld, rng.randint(0, 3), rng.choice(["The model is trained", "Results are shown"]))
+        for pid in rng.sample(papers[:-14], min(2, max(0, len(papers) - 14))):
+            today[pid] = ("Physics", rng.randint(0, 2), "A newer version says")
+        _cw_day(home, day, today)
+        summary = cw.build_release(home, per_field=per_field)
+        modes.append(summary["mode"])
+        written.append(summary["files_written"])
+        assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
+    assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
+    assert cw.build_release(home, per_field=per_field)["mode"] == "unchanged"
+    shutil.rmtree(Store(home).partition_dir(cw.PARAGRAPHS, order[3]))
+    shutil.rmtree(Store(home).partition_dir(cw.CANDIDATES, order[3]))
+    assert cw.build_release(home, per_field=per_field)["mode"] == "incremental"
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
+    audit = cw.audit_release(cw.release_dir(home))
+    assert audit["sentences"] > 20 and audit["with_marker"] == 0
+
+
+def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
+    """The three pure steps a scheduler can spread: plan, tasks in any order (here in other
+    processes, last task first), commit; the bytes of write_release."""
+    import multiprocessing as mp
+
+    from corpus.pes2o_release import build_task, commit_release, plan_release
+
+    rng = random.Random(9)
+    papers: list[str] = []
+    for k, day in enumerate(("2021-01-01", "2021-01-02", "2021-01-03")):
+        Store(tmp_path / "a").write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", min_chunk_bytes=400, chunk_bytes=1600, sort_bucket_bytes=2000
+    )
+    write_release(tmp_path / "a", "v1", settings, workers=1)
+    plan = plan_release(tmp_path / "b", "v1", settings)
+    assert plan.mode == "full" and plan.tasks > 2
+    with mp.get_context("spawn").Pool(2) as pool:
+        pool.starmap(build_task, [(plan.work, t) for t in reversed(range(plan.tasks))])
+    assert commit_release(plan)["mode"] == "full"
+    assert _tree(release_dir(tmp_path / "b", "v1")) == _tree(release_dir(tmp_path / "a", "v1"))
+    assert plan_release(tmp_path / "b", "v1", settings).mode == "unchanged"
