@@ -462,7 +462,9 @@ class _RequesterPaysGate:
             start_response(
                 "403 Forbidden", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))]
             )
-            return [body]
+            # A HEAD answer has no body: bytes after it reach the client's next read on the socket
+            # (aiohttp then fails with "Data after Connection: close" instead of the 403).
+            return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
         return self.app(environ, start_response)
 
 
