@@ -55,6 +55,7 @@ demo: venv dagster-home sample
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q tests/test_layers.py  # corpus never imports dagster; ingest < parse < papers < graph < release
 
 test: venv dagster-home
 	$(BIN)/ruff check .
@@ -62,7 +63,7 @@ test: venv dagster-home
 
 # The Dagster UI on 127.0.0.1:3000, first partition moved back to the landing zone's earliest day.
 ui: venv dagster-home
-	@start=$$($(BIN)/python -m corpus.landing earliest "$(DEMO_LANDING)"); \
+	@start=$$($(BIN)/python -m corpus.ingest.landing earliest "$(DEMO_LANDING)"); \
 	if [ -n "$$start" ] && [[ "$$start" < "$${CORPUS_START_DATE:-2007-04-01}" ]]; then export CORPUS_START_DATE=$$start; fi; \
 	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 

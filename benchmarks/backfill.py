@@ -2,7 +2,7 @@
 
     python benchmarks/backfill.py [LANDING_DIR] [--days 8 64] [--records-per-day 150] [--empty 8 64]
 
-For each size it generates a full-text landing zone with ``corpus.sample`` (or reads
+For each size it generates a full-text landing zone with ``corpus.sample.landing_zone`` (or reads
 LANDING_DIR, whose days are backfilled whole), backfills it into a fresh data root and
 Dagster instance with ``python -m corpus_assets.backfill`` (runs of CORPUS_DAYS_PER_RUN days,
 max_concurrent_runs = the machine's cores) and samples the whole process tree from /proc:
@@ -60,7 +60,7 @@ def backfill(landing: Path, first: str, last: str, root: Path) -> dict:
 
 
 def generated(root: Path, days: int, per_day: int, start: dt.date) -> Path:
-    from corpus.sample import generate_landing
+    from corpus.sample.landing_zone import generate_landing
 
     landing = root / "landing"
     generate_landing(landing, n_records=days * per_day, days=days, start=start, seed=5, full_text=True)
@@ -81,7 +81,7 @@ def main() -> None:
         for days in sizes:
             root = Path(tmp) / f"run{days}"
             if args.landing:
-                from corpus.landing import LandingZone
+                from corpus.ingest.landing import LandingZone
 
                 landing = args.landing.resolve()
                 stamps = list(LandingZone(landing).datestamps())

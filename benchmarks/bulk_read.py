@@ -7,9 +7,9 @@ Without BULK_ROOT it generates a root of ``--gb`` GB in arXiv's layout under ``-
 (~500 MB tars, PDFs of 50 KB - 4 MB and e-prints of 20 KB - 1 MB; deleted afterwards
 unless ``--keep``), then measures
 
-* indexing (:func:`corpus.bulk_index.update_index`): one pass over every tar, MD5 of the
+* indexing (:func:`corpus.ingest.bulk_index.update_index`): one pass over every tar, MD5 of the
   tar and of each member, with one worker and with one per core;
-* reading papers from local tars into the blob store (:class:`corpus.bulk_fetch.BulkReader`:
+* reading papers from local tars into the blob store (:class:`corpus.ingest.bulk_fetch.BulkReader`:
   pread, MD5 check, sha256, atomic write): papers/s, MB/s, and a least-squares fit of the
   per-paper time ``t = fixed + bytes / rate`` (the target: fixed <= 2 ms, rate >= 200 MB/s);
 * the same over a loopback moto S3 server (requester pays) holding ``--s3-tars`` tars:
@@ -36,10 +36,10 @@ from pathlib import Path
 
 from _common import result
 
-from corpus.bulk import BulkRoot, ManifestEntry, member_name
-from corpus.bulk_fetch import BulkReader
-from corpus.bulk_index import update_index
-from corpus.bulk_sample import write_manifest
+from corpus.ingest.bulk import BulkRoot, ManifestEntry, member_name
+from corpus.ingest.bulk_fetch import BulkReader
+from corpus.ingest.bulk_index import update_index
+from corpus.sample.bulk import write_manifest
 from corpus.store import BlobStore
 
 TAR_BYTES = 500 * 1000 * 1000
@@ -203,7 +203,7 @@ class _S3:
     def upload(self, local: Path, bucket: str, tars: int) -> int:
         import boto3
 
-        from corpus.bulk import parse_manifest
+        from corpus.ingest.bulk import parse_manifest
 
         client = boto3.client("s3", endpoint_url=self.url)
         client.create_bucket(Bucket=bucket)

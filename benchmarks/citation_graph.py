@@ -90,8 +90,8 @@ def generate(home: str, papers: int, links_per_paper: float, entries_per_paper: 
     import numpy as np
     import polars as pl
 
-    from corpus.citation_links import ASSET as LINKS_ASSET
-    from corpus.stages import FULLTEXT_IDS
+    from corpus.graph.citation_links import ASSET as LINKS_ASSET
+    from corpus.papers.fulltext_ids import FULLTEXT_IDS
     from corpus.store import Store
 
     rng = np.random.default_rng(20240501)
@@ -262,7 +262,7 @@ def add_day(home: str, papers_per_day: int, touched: int, seed: int) -> dict:
     import numpy as np
     import polars as pl
 
-    from corpus.citation_links import ASSET as LINKS_ASSET
+    from corpus.graph.citation_links import ASSET as LINKS_ASSET
     from corpus.store import Store
 
     rng = np.random.default_rng(seed)
@@ -341,7 +341,7 @@ def add_day(home: str, papers_per_day: int, touched: int, seed: int) -> dict:
 def _run_child(queue, home: str) -> None:
     """The citation_graph asset's calls (plan, build every planned day, finish with the plot),
     each timed in CPU s with the RSS after it."""
-    from corpus.citation_graph import build_days, finish_graph, plan_graph
+    from corpus.graph.citation_graph import build_days, finish_graph, plan_graph
 
     steps, out = [], {}
     for name, fn in (

@@ -39,8 +39,8 @@ import polars as pl
 from _common import result
 from linking import generate_titles, perturb
 
-from corpus.bibliography import bib_schema
-from corpus.metadata import papers_frame
+from corpus.papers.bibliography import bib_schema
+from corpus.papers.metadata import papers_frame
 from corpus.store import Store
 
 START = dt.date(2020, 1, 1)
@@ -132,7 +132,7 @@ class Corpus:
 
 
 def _update(queue, home: str, shards: int) -> None:
-    from corpus.citation_links import update_links
+    from corpus.graph.citation_links import update_links
 
     c0, w0 = time.process_time(), time.perf_counter()
     summary = update_links(home, n_shards=shards)
@@ -167,7 +167,7 @@ def _mirror(src: Path, dst: Path) -> None:
 
 
 def _same_links(a: Path, b: Path) -> bool:
-    from corpus.citation_links import read_links
+    from corpus.graph.citation_links import read_links
 
     return read_links(Store(a)).equals(read_links(Store(b)))
 

@@ -5,7 +5,7 @@ Usage: ``benchmarks/citeworth.py [INPUT ...]`` where an input is a Grobid TEI fi
 TEI in ../shared (landing zone and pdf_tei_pairs) and the real S2ORC records.
 Parsing happens once, before timing: only ``extract_paragraphs`` is measured
 (target ≥ 300 papers/s per core, DESIGN.md §6). Also prints the sentence
-splitter against pysbd on the hand cases (corpus.sentences docstring numbers).
+splitter against pysbd on the hand cases (corpus.parse.sentences docstring numbers).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result, timer
 
-from corpus.citeworth import (
+from corpus.parse.document import Paragraph, Span, StructuredDoc
+from corpus.parse.sentences import HAND_CASES, split_sentences
+from corpus.release.citeworth import (
     LABEL_CITE_WORTHY,
     audit_leftover_markers,
     extract_paragraphs,
     permissible_section,
 )
-from corpus.papers import Paragraph, Span, StructuredDoc
-from corpus.sentences import HAND_CASES, split_sentences
 
 MIN_SECONDS = 3.0
 
@@ -32,7 +32,7 @@ MIN_SECONDS = 3.0
 def _s2orc(path: Path) -> StructuredDoc:
     record = json.loads(path.read_text())
     try:
-        from corpus.s2orc_json import read_s2orc_record
+        from corpus.parse.s2orc_json import read_s2orc_record
 
         return read_s2orc_record(record)
     except ImportError:
@@ -49,7 +49,7 @@ def _s2orc(path: Path) -> StructuredDoc:
 
 
 def load(paths: list[Path]) -> list[StructuredDoc]:
-    from corpus.tei import parse_tei
+    from corpus.parse.tei import parse_tei
 
     docs = []
     for p in paths:

@@ -9,8 +9,8 @@ cost of one new day against a full build.
 Without CORPUS_HOME, ``--papers`` papers are spread over ``--days`` daily
 ``citeworth_paragraphs`` and ``citeworth_candidates`` partitions of a temporary
 CORPUS_HOME (default: a day per 1,000 papers, about arXiv's daily volume), written as
-``citeworth_day`` writes them: :class:`corpus.citeworth.ParagraphResult` /
-:class:`~corpus.citeworth.Sample` objects -> ``_paragraph_row`` -> ``_frame`` with
+``citeworth_day`` writes them: :class:`corpus.release.citeworth.ParagraphResult` /
+:class:`~corpus.release.citeworth.Sample` objects -> ``_paragraph_row`` -> ``_frame`` with
 ``PARAGRAPH_SCHEMA`` / ``CANDIDATE_SCHEMA`` -> ``Store.write_partition``. A candidate paper
 has ~``--kept`` kept paragraphs of ~``--sentences`` sentences (each cite-worthy with
 probability ``--cite-share``: ``[n]`` or ``(Name et al., year)`` at the end, removed in
@@ -43,11 +43,11 @@ from pathlib import Path
 import polars as pl
 from _common import cpu_timer, peak_mb, result, timer
 
-from corpus import citeworth as cw
+from corpus.release import citeworth as cw
 from corpus.store import Store
 
 FIRST_DAY = dt.date(2023, 2, 1)
-#: Rough share of arXiv papers per CiteWorth field (corpus.fields mapping of primary categories).
+#: Rough share of arXiv papers per CiteWorth field (corpus.papers.fields mapping of primary categories).
 FIELD_SHARES: dict[str, float] = {
     "Physics": 0.45,
     "Mathematics": 0.22,

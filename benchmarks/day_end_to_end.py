@@ -2,7 +2,7 @@
 
     python benchmarks/day_end_to_end.py [LANDING_DIR] [--records 1000]
 
-Without a landing zone it generates one day with ``corpus.sample --full-text``
+Without a landing zone it generates one day with ``corpus.sample.landing_zone --full-text``
 (PDFs, TEI for most of them, LaTeX e-prints), then runs the ``corpus_daily`` job
 for that day in process (Pipes workers as subprocesses, as locally) and the
 cross-day job after it. Target (DESIGN.md §6): <= 120 s on 2 cores for the day.
@@ -34,13 +34,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         landing = args.landing
         if landing is None:
-            from corpus.sample import generate_landing
+            from corpus.sample.landing_zone import generate_landing
 
             landing = Path(tmp) / "landing"
             generate_landing(
                 landing, n_records=args.records, days=1, start="2024-03-04", seed=11, full_text=True
             )
-        from corpus.landing import LandingZone
+        from corpus.ingest.landing import LandingZone
 
         days = list(LandingZone(landing).datestamps())
         os.environ.update(

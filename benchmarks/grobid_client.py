@@ -1,4 +1,4 @@
-"""How busy does corpus.grobid.GrobidClient keep a Grobid server?
+"""How busy does corpus.parse.grobid.GrobidClient keep a Grobid server?
 
 A loopback fake Grobid (tests/grobid_server.py, in its own process so it does not
 share our GIL) has N engines and answers every PDF after a fixed latency L, so its
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from _common import REPO, SHARED, peak_mb, result, timer
 
-from corpus.grobid import GrobidClient
+from corpus.parse.grobid import GrobidClient
 
 
 def default_pdfs() -> list[Path]:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result
 
-from corpus.eprint import assemble_source, find_main_tex
-from corpus.latex import _pylatexenc, parse_eprint, parse_latex
+from corpus.ingest.eprint import assemble_source, find_main_tex
+from corpus.parse.latex import _pylatexenc, parse_eprint, parse_latex
 
 DEFAULTS = [
     SHARED / "data/latex_sources/s2orc-doc2json/1911.02782.gz",

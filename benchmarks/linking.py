@@ -39,7 +39,8 @@ import polars as pl
 import wordfreq
 from _common import peak_mb, result, timer
 
-from corpus.linking import _codes, link_titles, link_titles_exhaustive, normalize_titles, score_from_counts
+from corpus.graph.linking import _codes, link_titles, link_titles_exhaustive, score_from_counts
+from corpus.papers.normalize import normalize_titles
 
 _PUNCT = list(",.:;!?-()'\"")
 

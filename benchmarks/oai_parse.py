@@ -17,8 +17,8 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result
 
-from corpus.oai import iter_page, scan_page
-from corpus.records import FailedRecord
+from corpus.ingest.oai import iter_page, scan_page
+from corpus.ingest.records import FailedRecord
 
 
 def parse_files(files: list[Path], min_seconds: float) -> tuple[int, int, float, int]:
@@ -54,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("inputs", nargs="*", type=Path)
     parser.add_argument(
-        "--generate", type=int, default=0, help="also parse N generated records (corpus.sample)"
+        "--generate", type=int, default=0, help="also parse N generated records (corpus.sample.landing_zone)"
     )
     parser.add_argument("--min-seconds", type=float, default=3.0)
     args = parser.parse_args()
@@ -77,7 +77,7 @@ def main() -> None:
     figures["scan_mb_per_s"] = round(scanned / (time.process_time() - start) / 1e6)
 
     if args.generate:
-        from corpus.sample import generate_landing
+        from corpus.sample.landing_zone import generate_landing
 
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()

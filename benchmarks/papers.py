@@ -22,10 +22,10 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result
 
-from corpus.bibliography import bib_frame, bib_rows
-from corpus.metadata import canonical_paper, filter_table, papers_frame
-from corpus.oai import read_page
-from corpus.records import records_frame
+from corpus.ingest.oai import read_page
+from corpus.ingest.records import records_frame
+from corpus.papers.bibliography import bib_frame, bib_rows
+from corpus.papers.metadata import canonical_paper, filter_table, papers_frame
 
 MIN_SECONDS = 3.0
 
@@ -39,9 +39,9 @@ def _oai_rows() -> dict[str, dict]:
 
 def load(paths: list[Path]) -> list[tuple[str, object, object]]:
     """(paper id, grobid parse or None, latex parse or None) per input; bad inputs are skipped loudly."""
-    from corpus.latex import parse_eprint
-    from corpus.s2orc_json import read_s2orc_record
-    from corpus.tei import parse_tei
+    from corpus.parse.latex import parse_eprint
+    from corpus.parse.s2orc_json import read_s2orc_record
+    from corpus.parse.tei import parse_tei
 
     out = []
     with tempfile.TemporaryDirectory() as scratch:

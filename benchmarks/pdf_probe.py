@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result, timer
 
-from corpus.pdf import filter_table, pdf_row, probe_pdf
+from corpus.ingest.pdf import filter_table, pdf_row, probe_pdf
 
 
 def default_inputs() -> list[Path]:

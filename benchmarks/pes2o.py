@@ -15,8 +15,8 @@ disturbed by other work on a shared machine). Wall-clock figures are printed too
 The cost grows with a paper's length (cld2 reads every paragraph), so words/s is
 printed beside docs/s. ``asset_docs_per_s_per_core`` is the daily ``pes2o`` asset's
 work per paper on the same documents: the stored parse decoded from JSON and
-validated (:func:`corpus.pes2o_release.paper_doc`), then its s2orc and s2ag rows
-(:func:`corpus.pes2o_release.paper_rows`).
+validated (:func:`corpus.release.pes2o_table.paper_doc`), then its s2orc and s2ag rows
+(:func:`corpus.release.pes2o_table.paper_rows`).
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result
 
-from corpus import pes2o
-from corpus.papers import StructuredDoc
-from corpus.pes2o_release import paper_rows
-from corpus.s2orc_json import iter_unarxive, read_s2orc_record
+from corpus.parse.document import StructuredDoc
+from corpus.parse.s2orc_json import iter_unarxive, read_s2orc_record
+from corpus.release import pes2o
+from corpus.release.pes2o_table import paper_rows
 
 S2ORC_DIR = SHARED / "data" / "s2orc_family"
 
 
 def load(paths: list[Path]) -> list[StructuredDoc]:
-    """S2ORC JSON records and unarXive JSONL (or its sample .tar.gz), via corpus.s2orc_json."""
+    """S2ORC JSON records and unarXive JSONL (or its sample .tar.gz), via corpus.parse.s2orc_json."""
     docs: list[StructuredDoc] = []
     for path in paths:
         if path.name.endswith((".tar.gz", ".jsonl", ".jsonl.gz")):

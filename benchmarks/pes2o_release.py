@@ -40,7 +40,8 @@ from pathlib import Path
 
 from _common import cpu_timer, peak_mb, result, timer
 
-from corpus.pes2o_release import RULES, ReleaseSettings, pes2o_frame, write_release
+from corpus.release.pes2o_release import RULES, ReleaseSettings, write_release
+from corpus.release.pes2o_table import pes2o_frame
 from corpus.store import Store
 
 CUTOFF = dt.date.fromisoformat(ReleaseSettings().cutoff)

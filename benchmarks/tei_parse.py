@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _common import SHARED, peak_mb, result
 
-from corpus.tei import TeiError, parse_tei, parse_tei_dict
+from corpus.parse.tei import TeiError, parse_tei, parse_tei_dict
 
 
 def default_files() -> list[Path]:

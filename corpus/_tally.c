@@ -6,7 +6,7 @@
  * update; here a token is a slice of the paragraph's own buffer, hashed and
  * looked up in a table that lives as long as the process. Only a token never
  * seen before becomes a Python str, scored once by the Python callable given
- * to TokenTable (corpus.pes2o's word rule, the one definition of it), so the
+ * to TokenTable (corpus.release.pes2o's word rule, the one definition of it), so the
  * numbers are the Python rule's numbers.
  *
  * TokenTable(score).tally(texts, run_of, runs) returns
@@ -20,7 +20,7 @@
  * len(text.split()) with the same whitespace rule, without making the tokens:
  * peS2o collapses every paragraph and counts the words of every released text.
  *
- * A table is not for two threads at once (corpus.pes2o keeps one per thread);
+ * A table is not for two threads at once (corpus.release.pes2o keeps one per thread);
  * a second concurrent call raises RuntimeError instead of corrupting it.
  */
 #define PY_SSIZE_T_CLEAN
@@ -585,7 +585,7 @@ static PyTypeObject TokenTableType = {
 static struct PyModuleDef tally_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "corpus._tally",
-    .m_doc = "Whitespace-token statistics for peS2o (see corpus.pes2o).",
+    .m_doc = "Whitespace-token statistics for peS2o (see corpus.release.pes2o).",
     .m_size = -1,
     .m_methods = module_methods,
 };

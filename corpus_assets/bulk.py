@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from corpus.bulk import BulkRoot
-from corpus.bulk_index import INDEX_ASSET, update_index
+from corpus.ingest.bulk import BulkRoot
+from corpus.ingest.bulk_index import INDEX_ASSET, update_index
 from corpus_assets.common import count_table, rows_table
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore

@@ -1,7 +1,7 @@
 """CiteWorth assets: paragraphs per day, the balanced train/dev/test release, the marker audit.
 
 ``citeworth_paragraphs`` (daily) runs the App. A/B checks on every body paragraph of
-the day's kept papers (corpus.citeworth.citeworth_day). ``citeworth_splits``
+the day's kept papers (corpus.release.citeworth.citeworth_day). ``citeworth_splits``
 (unpartitioned) reads every materialised day from the store, not through Dagster's
 IO (the daily → unpartitioned dependency is lineage only: Dagster maps an
 unpartitioned asset onto all partitions of its daily parent), balances the fields,
@@ -12,7 +12,7 @@ The check ``leftover_citation_markers`` audits the released sentences.
 import dagster as dg
 from pydantic import Field
 
-from corpus.citeworth import (
+from corpus.release.citeworth import (
     CANDIDATES,
     CITEWORTH_LEFTOVER_RATE,
     PARAGRAPHS,
@@ -21,7 +21,7 @@ from corpus.citeworth import (
     citeworth_day,
     release_dir,
 )
-from corpus.release_state import manifest_sha256
+from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
     OWNERS,
     count_table,
@@ -144,7 +144,7 @@ def citeworth_paragraphs(
 
 
 def _table_2(st: dict) -> dg.MetadataValue:
-    """citeworth-paper.txt Table 2 from :func:`corpus.citeworth.stats`."""
+    """citeworth-paper.txt Table 2 from :func:`corpus.release.citeworth.stats`."""
     n = st["total_sentences"] or 1
     rows = [
         ("Total sentences", f"{st['total_sentences']:,}"),

@@ -13,7 +13,7 @@ from pathlib import Path
 def _prepare_env(landing: Path) -> list[str]:
     """Point the settings at the landing zone; the days it holds that are partitions (the first
     partition defaults to the landing zone's earliest day, corpus_assets.partitions)."""
-    from corpus.landing import LandingZone
+    from corpus.ingest.landing import LandingZone
 
     os.environ["CORPUS_LANDING"] = str(landing)
     from corpus_assets.partitions import start_date

@@ -324,7 +324,7 @@ def run_stage(
     params: dict,
     settings: DeploymentSettings | None = None,
 ) -> list[dict]:
-    """Run ``corpus.stages.<stage>`` for each day through the Pipes worker.
+    """Run ``corpus.<group>.days.<stage>`` for each day through the Pipes worker.
 
     Returns the worker's per-day summaries in day order. Raises :class:`StageFailed` with
     the worker's traceback (or stderr tail) when it fails or leaves a day unreported.

@@ -4,8 +4,8 @@ from dataclasses import asdict
 
 import dagster as dg
 
-from corpus.pdf import filter_table
-from corpus.stages import FetchSettings
+from corpus.ingest.days import FetchSettings
+from corpus.ingest.pdf import filter_table
 from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.ingest import network_pool

@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from corpus.citation_graph import build_days, finish_graph, plan_graph
-from corpus.citation_links import ASSET, STATE_DIR, link_shard, merge_summaries, prepare_links
-from corpus.graph import EDGE_SCHEMA
+from corpus.graph.citation_graph import build_days, finish_graph, plan_graph
+from corpus.graph.citation_links import ASSET, STATE_DIR, link_shard, merge_summaries, prepare_links
+from corpus.graph.network import EDGE_SCHEMA
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import OWNERS, count_table, markdown_preview, rows_table
 from resources.store import CorpusStore
@@ -44,7 +44,7 @@ def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
 
 @dg.op(ins={"start": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
-    """One shard of the links (corpus.citation_links.link_shard); its summary goes to a file
+    """One shard of the links (corpus.graph.citation_links.link_shard); its summary goes to a file
     for the last step (values between steps would need an IO manager every executor shares)."""
     _, shard, _, n = context.get_mapping_key().split("_")
     summary = link_shard(corpus.home, int(shard), int(n))
@@ -148,7 +148,7 @@ def graph_shards() -> int:
 
 @dg.op(ins={"links": dg.In(dg.Nothing)}, out=dg.DynamicOut(dg.Nothing))
 def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
-    """Which days' edges change (corpus.citation_graph.plan_graph); one step per share of them."""
+    """Which days' edges change (corpus.graph.citation_graph.plan_graph); one step per share of them."""
     plan = plan_graph(corpus.home)
     n = max(1, min(graph_shards(), len(plan["days"])))
     context.log.info(f"citation_graph: {plan['mode']}, {len(plan['days'])} day(s) to build in {n} step(s)")

@@ -6,9 +6,9 @@ from collections import Counter
 import dagster as dg
 import polars as pl
 
-from corpus import arxiv_ids
-from corpus.landing import LandingZone
-from corpus.records import failures_frame, records_frame
+from corpus.ingest import arxiv_ids
+from corpus.ingest.landing import LandingZone
+from corpus.ingest.records import failures_frame, records_frame
 from corpus_assets.common import (
     OWNERS,
     count_table,

@@ -3,8 +3,9 @@ text names), and every bibliography entry."""
 
 import dagster as dg
 
-from corpus.metadata import filter_table
-from corpus.stages import FULLTEXT_IDS, bib_entries_day, papers_day
+from corpus.papers.days import bib_entries_day, papers_day
+from corpus.papers.fulltext_ids import FULLTEXT_IDS
+from corpus.papers.metadata import filter_table
 from corpus_assets.common import (
     OWNERS,
     count_table,

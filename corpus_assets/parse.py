@@ -12,7 +12,7 @@ PREVIEW = ["id", "status", "reason", "citation_style", "n_paragraphs", "n_cite_s
 
 
 def report_parse_day(context: dg.AssetExecutionContext, asset: str, day: str, summary: dict) -> None:
-    """One day's Table-4-like averages and citation-style histogram (corpus.stages.parse_summary)."""
+    """One day's Table-4-like averages and citation-style histogram (corpus.parse.days.parse_summary)."""
     report_day(
         context,
         asset,

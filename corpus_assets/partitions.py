@@ -8,7 +8,7 @@ import os
 
 import dagster as dg
 
-from corpus.landing import DEFAULT_START_DATE, LandingZone, landing_root
+from corpus.ingest.landing import DEFAULT_START_DATE, LandingZone, landing_root
 from corpus.store import corpus_home
 
 DEFAULT_DAYS_PER_RUN = 4  # a run's start-up (~3-5 CPU s) stays a few % of its days' work

@@ -5,16 +5,16 @@ import base64
 import dagster as dg
 from pydantic import Field
 
-from corpus.pes2o_release import (
+from corpus.release.pes2o_release import (
     DEFAULT_CUTOFF,
     DEFAULT_MAX_SHARD_BYTES,
     ReleaseSettings,
     funnel_png,
-    pes2o_day,
     release_dir,
     write_release,
 )
-from corpus.release_state import manifest_sha256
+from corpus.release.pes2o_table import pes2o_day
+from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates

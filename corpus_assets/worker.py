@@ -1,4 +1,4 @@
-"""Dagster Pipes worker: one heavy stage of ``corpus.stages`` over a list of days.
+"""Dagster Pipes worker: one heavy stage (``corpus.<group>.days``) over a list of days.
 
 Started as ``python -m corpus_assets.worker`` by :func:`corpus_assets.deployment.run_stage`
 in a subprocess, a Docker container or a Kubernetes pod (``CORPUS_DEPLOYMENT``); the code
@@ -39,8 +39,10 @@ class StageParams(BaseModel):
 
     home: str
     landing: str | None = None
-    fetch: dict[str, Any] | None = None  # corpus.stages.FetchSettings fields
-    grobid: dict[str, Any] | None = None  # corpus.grobid.GrobidClient keyword arguments; None = no Grobid
+    fetch: dict[str, Any] | None = None  # corpus.ingest.days.FetchSettings fields
+    grobid: dict[str, Any] | None = (
+        None  # corpus.parse.grobid.GrobidClient keyword arguments; None = no Grobid
+    )
     workers: int = Field(default=1, ge=1, le=1024)  # processes for per-paper work inside a day
 
 
@@ -79,7 +81,7 @@ class StageRequest(BaseModel):
 
 
 def fetch_settings(params: StageParams):
-    from corpus.stages import FetchSettings
+    from corpus.ingest.days import FetchSettings
 
     try:
         return FetchSettings(**(params.fetch or {}))
@@ -88,31 +90,31 @@ def fetch_settings(params: StageParams):
 
 
 def _pdfs(p: StageParams, day: str, log: logging.Logger) -> dict:
-    from corpus.stages import arxiv_pdfs_day
+    from corpus.ingest.days import arxiv_pdfs_day
 
     return arxiv_pdfs_day(p.home, p.landing, day, fetch_settings(p), log=log.info, workers=p.workers)
 
 
 def _sources(p: StageParams, day: str, log: logging.Logger) -> dict:
-    from corpus.stages import arxiv_sources_day
+    from corpus.ingest.days import arxiv_sources_day
 
     return arxiv_sources_day(p.home, p.landing, day, fetch_settings(p), log=log.info, workers=p.workers)
 
 
 def _tei(p: StageParams, day: str, log: logging.Logger) -> dict:
-    from corpus.stages import grobid_tei_day
+    from corpus.parse.days import grobid_tei_day
 
     return grobid_tei_day(p.home, p.landing, day, p.grobid, log=log)
 
 
 def _latex(p: StageParams, day: str, log: logging.Logger) -> dict:
-    from corpus.stages import latex_parses_day
+    from corpus.parse.days import latex_parses_day
 
     return latex_parses_day(p.home, day, workers=p.workers)
 
 
 def _pdf_parses(p: StageParams, day: str, log: logging.Logger) -> dict:
-    from corpus.stages import pdf_parses_day
+    from corpus.parse.days import pdf_parses_day
 
     return pdf_parses_day(p.home, day, workers=p.workers)
 

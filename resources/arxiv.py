@@ -19,8 +19,9 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from corpus.http import USER_AGENT, PoliteClient, RetryPolicy
-from corpus.oai import METADATA_PREFIXES, OAI_ENDPOINT, OaiHarvester
+from corpus.ingest.harvest import OaiHarvester
+from corpus.ingest.http import USER_AGENT, PoliteClient, RetryPolicy
+from corpus.ingest.oai import METADATA_PREFIXES, OAI_ENDPOINT
 
 
 def _bulk_root(value: str) -> str:

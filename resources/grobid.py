@@ -13,7 +13,7 @@ import os
 import dagster as dg
 from pydantic import Field, field_validator
 
-from corpus.grobid import DEFAULT_URL, GrobidClient, GrobidOptions, Logger
+from corpus.parse.grobid import DEFAULT_URL, GrobidClient, GrobidOptions, Logger
 
 
 def _default_url() -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpus.landing import DEFAULT_LANDING, LandingZone
+from corpus.ingest.landing import DEFAULT_LANDING, LandingZone
 from corpus.store import DEFAULT_HOME, BlobStore, Store
 
 

@@ -7,7 +7,7 @@ import datetime as dt
 
 import dagster as dg
 
-from corpus.oai import OaiError
+from corpus.ingest.oai import OaiError
 from corpus_assets.jobs import corpus_daily
 from corpus_assets.partitions import start_date
 from resources.arxiv import ArxivResource

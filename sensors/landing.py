@@ -3,7 +3,7 @@ each day they hold.
 
 What was built is read from the store, not remembered by the sensor: ``arxiv_metadata``
 keeps beside each partition the fingerprint of the pages it was built from
-(:meth:`corpus.landing.LandingZone.day_fingerprints`), and a day is requested only when its
+(:meth:`corpus.ingest.landing.LandingZone.day_fingerprints`), and a day is requested only when its
 pages' fingerprint differs. So a day built by ``make demo``, the CLI or a backfill is never
 built again by the sensor, and a day whose page changes is built exactly once more (the run
 key names the fingerprint). The cursor is a short digest of the page listing: an unchanged

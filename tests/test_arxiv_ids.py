@@ -1,4 +1,4 @@
-"""corpus.arxiv_ids: every id form arXiv has used, the invalid ones, versions, file names."""
+"""corpus.ingest.arxiv_ids: every id form arXiv has used, the invalid ones, versions, file names."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from corpus import arxiv_ids
-from corpus.arxiv_ids import ArxivId, InvalidArxivId
+from corpus.ingest import arxiv_ids
+from corpus.ingest.arxiv_ids import ArxivId, InvalidArxivId
 
 VALID = [
     # raw, canonical id, version, old style

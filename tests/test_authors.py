@@ -1,4 +1,4 @@
-"""corpus.authors: arXiv author strings -> (keyname, forenames, suffix, affiliations)."""
+"""corpus.ingest.authors: arXiv author strings -> (keyname, forenames, suffix, affiliations)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from corpus.authors import parse_author_name, parse_author_string, parse_dc_creator, tex_to_unicode
-from corpus.records import AuthorName, normalize_ws
+from corpus.ingest.authors import parse_author_name, parse_author_string, parse_dc_creator, tex_to_unicode
+from corpus.ingest.records import AuthorName, normalize_ws
 
 
 def names(raw: str) -> list[tuple[str, str, str]]:

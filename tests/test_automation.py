@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.landing import LandingZone
+from corpus.ingest.landing import LandingZone
 
 REPO = Path(__file__).resolve().parents[1]
 # Two real days of ../shared/landing (one TEI paper, one LaTeX paper): the new pages re-deliver 2023-02-14's.

@@ -1,4 +1,4 @@
-"""corpus.bibliography: one row per bibliography entry of real Grobid, LaTeX and S2ORC parses."""
+"""corpus.papers.bibliography: one row per bibliography entry of real Grobid, LaTeX and S2ORC parses."""
 
 from __future__ import annotations
 
@@ -9,19 +9,13 @@ import polars as pl
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.bibliography import BibInputError, bib_frame, bib_rows, bib_schema
-from corpus.latex import parse_eprint
-from corpus.linking import (
-    ENTRY_COLUMNS,
-    _normalize_title_unicode,
-    link_entries,
-    normalize_doi,
-    normalize_dois,
-    normalize_title,
-)
-from corpus.papers import Author, BibEntry, Paragraph, Span, StructuredDoc
-from corpus.s2orc_json import read_s2orc_record
-from corpus.tei import parse_tei, parse_tei_dict
+from corpus.graph.linking import ENTRY_COLUMNS, link_entries
+from corpus.papers.bibliography import BibInputError, bib_frame, bib_rows, bib_schema
+from corpus.papers.normalize import _normalize_title_unicode, normalize_doi, normalize_dois, normalize_title
+from corpus.parse.document import Author, BibEntry, Paragraph, Span, StructuredDoc
+from corpus.parse.latex import parse_eprint
+from corpus.parse.s2orc_json import read_s2orc_record
+from corpus.parse.tei import parse_tei, parse_tei_dict
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +65,7 @@ def test_whole_landing_zone(all_rows, tei_docs) -> None:
     assert df.filter(pl.col("doi") != pl.col("doi").str.to_lowercase()).height == 0
     assert df["arxiv_id"].is_not_null().sum() >= 100
     assert df.filter(pl.col("arxiv_id").is_not_null())["arxiv_id"].str.contains(r"v\d+$").sum() == 0
-    # titles: normalise exactly as corpus.linking does; title-less entries are kept
+    # titles: normalise exactly as corpus.graph.linking does; title-less entries are kept
     for r in all_rows[:300]:
         assert r["norm_title"] == (normalize_title(r["title"]) or None)
     assert df["norm_title"].is_null().sum() >= 1

@@ -1,6 +1,6 @@
 """arXiv's bulk data: layout, manifests, the tar index, reading by offset, failures, S3.
 
-Bulk roots are generated in arXiv's exact layout (corpus.bulk_sample) from a synthetic
+Bulk roots are generated in arXiv's exact layout (corpus.sample.bulk) from a synthetic
 landing zone that holds both id styles, multi-version papers and e-prints of every kind
 (gzipped tar, gzipped single .tex, PDF-only); the manifest format is also checked against
 the example arXiv documents. The S3 tests run a loopback moto server behind a
@@ -20,8 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from corpus import arxiv_ids
-from corpus.bulk import (
+from corpus.ingest import arxiv_ids
+from corpus.ingest.bulk import (
     BulkRoot,
     ManifestEntry,
     kaggle_pdf_path,
@@ -29,14 +29,14 @@ from corpus.bulk import (
     parse_manifest,
     parse_member_name,
 )
-from corpus.bulk_fetch import BulkReader
-from corpus.bulk_index import INDEX_ASSET, TARS_ASSET, update_index
-from corpus.bulk_sample import write_bulk_root, write_manifest, write_tar
-from corpus.eprint import UnpackLimits, load_eprint
-from corpus.landing import LandingZone
-from corpus.records import records_frame
-from corpus.sample import generate_landing
-from corpus.stages import FetchSettings, arxiv_pdfs_day, arxiv_sources_day
+from corpus.ingest.bulk_fetch import BulkReader
+from corpus.ingest.bulk_index import INDEX_ASSET, TARS_ASSET, update_index
+from corpus.ingest.days import FetchSettings, arxiv_pdfs_day, arxiv_sources_day
+from corpus.ingest.eprint import UnpackLimits, load_eprint
+from corpus.ingest.landing import LandingZone
+from corpus.ingest.records import records_frame
+from corpus.sample.bulk import write_bulk_root, write_manifest, write_tar
+from corpus.sample.landing_zone import generate_landing
 from corpus.store import BlobStore, Store
 
 # The example manifest of https://info.arxiv.org/help/bulk_data_s3.html, as arXiv documents it.
@@ -626,8 +626,8 @@ def test_bulk_index_asset_materialises_incrementally(sample, tmp_path):
 def test_what_the_bulk_data_lacks_is_fetched_politely(sample, tmp_path):
     from http_server import Reply, ScriptedServer
 
-    from corpus.fetch import Fetcher
-    from corpus.http import PoliteClient, RetryPolicy
+    from corpus.ingest.fetch import Fetcher
+    from corpus.ingest.http import PoliteClient, RetryPolicy
 
     _, bulk, _ = sample
     home = tmp_path / "home"

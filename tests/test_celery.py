@@ -37,7 +37,7 @@ def worker_pid() -> int:
 @dg.op
 def landing_days(pid: int) -> dict:
     """Something real in the worker: the days the shared landing zone holds."""
-    from corpus.landing import LandingZone
+    from corpus.ingest.landing import LandingZone
 
     landing = LandingZone(Path(os.environ["CORPUS_LANDING"]))
     return {"pid": pid, "pid_here": os.getpid(), "oai_files": len(list(landing.oai_dir.glob("*.xml")))}

@@ -10,8 +10,7 @@ import shutil
 import polars as pl
 import pytest
 
-from corpus.bibliography import bib_frame
-from corpus.citation_links import (
+from corpus.graph.citation_links import (
     ASSET,
     CHUNK_ENTRIES,
     STATE_DIR,
@@ -19,8 +18,9 @@ from corpus.citation_links import (
     read_links,
     update_links,
 )
-from corpus.linking import normalize_title
-from corpus.metadata import papers_frame
+from corpus.papers.bibliography import bib_frame
+from corpus.papers.metadata import papers_frame
+from corpus.papers.normalize import normalize_title
 from corpus.store import Store
 
 TITLES = {
@@ -216,7 +216,7 @@ def test_shards_union_equals_one_shard(tmp_path):
 
 
 def test_link_shard_needs_the_layout(tmp_path):
-    from corpus.citation_links import link_shard, prepare_links
+    from corpus.graph.citation_links import link_shard, prepare_links
 
     store = Store(tmp_path)
     _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],
@@ -231,7 +231,7 @@ def test_link_shard_needs_the_layout(tmp_path):
 
 
 def test_a_crash_between_state_and_files_is_finished_by_the_next_run(tmp_path, monkeypatch):
-    from corpus import citation_links
+    from corpus.graph import citation_links
 
     store = Store(tmp_path)
     _day(store, "2021-01-04", [_paper("2101.00001"), _paper("2101.00002")],

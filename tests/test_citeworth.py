@@ -1,4 +1,4 @@
-"""corpus.citeworth and corpus.sentences: App. A/B rules on hand paragraphs and real parses."""
+"""corpus.release.citeworth and corpus.parse.sentences: App. A/B rules on hand paragraphs and real parses."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ import polars as pl
 import pytest
 from conftest import DATA, LANDING
 
-from corpus import citeworth as cw
-from corpus.citeworth import (
+from corpus.papers.fields import CITEWORTH_FIELDS
+from corpus.parse.document import Paragraph, Span, StructuredDoc
+from corpus.parse.sentences import HAND_CASES, split_sentences
+from corpus.release import citeworth as cw
+from corpus.release.citeworth import (
     LABEL_CITE_WORTHY,
     LABEL_NOT_CITE_WORTHY,
     PERMISSIBLE_SECTION_TITLES,
@@ -33,9 +36,6 @@ from corpus.citeworth import (
     stats,
     write_release,
 )
-from corpus.fields import CITEWORTH_FIELDS
-from corpus.papers import Paragraph, Span, StructuredDoc
-from corpus.sentences import HAND_CASES, split_sentences
 from corpus.store import Store
 
 # ---------------------------------------------------------------- helpers / adapters
@@ -64,10 +64,10 @@ def reason_of(marked: str, **kw) -> str:
 
 
 def _s2orc_doc(path: Path) -> StructuredDoc:
-    """Real S2ORC JSON through corpus.s2orc_json when it exists, else a minimal local adapter."""
+    """Real S2ORC JSON through corpus.parse.s2orc_json when it exists, else a minimal local adapter."""
     record = json.loads(path.read_text())
     try:
-        from corpus.s2orc_json import read_s2orc_record
+        from corpus.parse.s2orc_json import read_s2orc_record
     except ImportError:
         parse = record.get("pdf_parse") or record.get("grobid_parse") or record
         paras = [
@@ -86,10 +86,10 @@ def _s2orc_doc(path: Path) -> StructuredDoc:
 
 
 def _tei_doc(path: Path) -> StructuredDoc:
-    """Real Grobid TEI through corpus.tei when it exists, else a minimal lxml adapter."""
+    """Real Grobid TEI through corpus.parse.tei when it exists, else a minimal lxml adapter."""
     data = path.read_bytes()
     try:
-        from corpus.tei import parse_tei
+        from corpus.parse.tei import parse_tei
     except ImportError:
         from lxml import etree
 
@@ -377,7 +377,9 @@ def test_real_tei_parses(shared_data, shared_landing):
 
 
 def test_real_latex_parses(shared_landing, tmp_path):
-    latex = pytest.importorskip("corpus.latex", reason="corpus.latex (another helper's module) not there yet")
+    latex = pytest.importorskip(
+        "corpus.parse.latex", reason="corpus.parse.latex (another helper's module) not there yet"
+    )
     res = latex.parse_eprint(LANDING / "src" / "2004.14974.tar.gz", "2004.14974", tmp_path)
     assert res.doc is not None, res.failure
     results = extract_paragraphs(res.doc, field="Computer Science")
@@ -531,7 +533,7 @@ def _light_vs_validated(data: dict) -> None:
 
 
 def test_light_doc_gives_the_validated_results(shared_landing):
-    from corpus.tei import parse_tei_dict
+    from corpus.parse.tei import parse_tei_dict
 
     for pid in ("1706.03762", "2211.16878", "1709.01907"):
         _light_vs_validated(parse_tei_dict((LANDING / "tei" / f"{pid}.tei.xml").read_bytes(), pid))
@@ -570,7 +572,7 @@ def _day_inputs(home: Path, day: str, papers: list[tuple], docs: dict[str, str])
 
 
 def test_citeworth_day_names_a_reason_for_every_paper(tmp_path, shared_landing):
-    from corpus.tei import parse_tei_dict
+    from corpus.parse.tei import parse_tei_dict
 
     real = parse_tei_dict((LANDING / "tei" / "1706.03762.tei.xml").read_bytes(), "1706.03762")
     bad_spans = {**real, "body_text": [dict(p) for p in real["body_text"]]}
@@ -817,7 +819,7 @@ def test_sentence_stats_are_stats_of_the_sentences(n):
 
 
 def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch):
-    from corpus import citeworth_release
+    from corpus.release import citeworth_release
 
     _write_day(tmp_path, "2024-01-01", {f"P{i}": ("Physics", 1) for i in range(5)})
     real = citeworth_release._kept_keys

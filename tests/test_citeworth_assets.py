@@ -16,7 +16,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from corpus.citeworth import (
+from corpus.papers.fields import CITEWORTH_FIELDS
+from corpus.release.citeworth import (
     LABEL_CITE_WORTHY,
     LABEL_NOT_CITE_WORTHY,
     RELEASE_COLUMNS,
@@ -25,7 +26,6 @@ from corpus.citeworth import (
     release_dir,
     split_for,
 )
-from corpus.fields import CITEWORTH_FIELDS
 from corpus_assets import citeworth, files, ingest, papers, parse
 from corpus_assets.definitions import defs
 from corpus_assets.jobs import DAILY_JOB, GRAPH_JOB, UNPARTITIONED_ASSETS

@@ -1,4 +1,4 @@
-"""corpus.eprint: real e-prints unpack and assemble; hostile ones fail per paper, in scratch only."""
+"""corpus.ingest.eprint: real e-prints unpack and assemble; hostile ones fail per paper, in scratch only."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.eprint import (
+from corpus.ingest.eprint import (
     EprintError,
     UnpackLimits,
     assemble_source,

@@ -1,4 +1,4 @@
-"""corpus.fetch: landing mode on the real landing zone (hashes checked against its MANIFEST),
+"""corpus.ingest.fetch: landing mode on the real landing zone (hashes checked against its MANIFEST),
 arxiv mode against the loopback server serving real PDFs / e-prints with injected 503, 500,
 truncation, 404 and HTML, and re-runs that fetch nothing."""
 
@@ -16,8 +16,8 @@ import pytest
 from conftest import LANDING
 from http_server import Reply, ScriptedServer
 
-from corpus.fetch import CACHED, FAILED, MISSING, STORED, Fetcher, FetchResult, sniff_eprint
-from corpus.http import USER_AGENT, PoliteClient, RetryPolicy
+from corpus.ingest.fetch import CACHED, FAILED, MISSING, STORED, Fetcher, FetchResult, sniff_eprint
+from corpus.ingest.http import USER_AGENT, PoliteClient, RetryPolicy
 from corpus.store import BlobStore
 
 

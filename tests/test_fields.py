@@ -1,4 +1,4 @@
-"""corpus.fields: every arXiv category maps to one CiteWorth field and one field of study."""
+"""corpus.papers.fields: every arXiv category maps to one CiteWorth field and one field of study."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from corpus.fields import (
+from corpus.papers.fields import (
     ARCHIVES,
     CITEWORTH_FIELDS,
     RETIRED,

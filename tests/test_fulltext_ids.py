@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from corpus.arxiv_ids import find_arxiv_ids, try_normalize
+from corpus.ingest.arxiv_ids import find_arxiv_ids, try_normalize
 
 POSITIVE = [
     ("see arXiv:1806.01261v2 for details", "1806.01261", "arXiv:1806.01261v2"),

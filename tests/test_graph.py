@@ -8,19 +8,19 @@ import numpy as np
 import polars as pl
 import pytest
 
-from corpus.graph import (
+from corpus.graph.network import (
     EDGE_SCHEMA,
     VIA_ORDER,
     GraphInputError,
     build_edges,
     degree_plot_png,
     degrees,
-    fulltext_id_edges,
     graph_stats,
     hurwitz_zeta,
     powerlaw_fit,
     weak_components,
 )
+from corpus.papers.fulltext_ids import fulltext_id_edges
 
 # a -> b, a -> c, b -> c, c -> a, e -> f, a -> zz (not a node); d and g isolated
 EDGES = pl.DataFrame(
@@ -215,13 +215,13 @@ def test_integer_codes_agree_with_string_reference():
 
 
 # ---------------------------------------------------------------------------
-# the graph over days, kept up to date incrementally (corpus.citation_graph)
+# the graph over days, kept up to date incrementally (corpus.graph.citation_graph)
 # ---------------------------------------------------------------------------
 
 
 def _graph_reference(store) -> tuple[pl.DataFrame, dict]:
     """Edges and Table 2 by definition: every input of each paper's latest delivery at once."""
-    from corpus.citation_links import read_links
+    from corpus.graph.citation_links import read_links
 
     days = store.partitions("papers")
     papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
@@ -254,11 +254,11 @@ def test_incremental_graph_equals_the_definition(tmp_path):
     edges and statistics equal a computation from scratch, and only affected days are built."""
     import random
 
-    from corpus.bibliography import bib_frame
-    from corpus.citation_graph import read_edges, update_graph
-    from corpus.citation_links import update_links
-    from corpus.linking import normalize_title
-    from corpus.metadata import papers_frame
+    from corpus.graph.citation_graph import read_edges, update_graph
+    from corpus.graph.citation_links import update_links
+    from corpus.papers.bibliography import bib_frame
+    from corpus.papers.metadata import papers_frame
+    from corpus.papers.normalize import normalize_title
     from corpus.store import Store
 
     rng = random.Random(5)

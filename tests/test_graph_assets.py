@@ -10,8 +10,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from corpus.citation_graph import read_edges
-from corpus.citation_links import links_by_definition, read_links
+from corpus.graph.citation_graph import read_edges
+from corpus.graph.citation_links import links_by_definition, read_links
 from corpus.store import Store
 from corpus_assets.definitions import defs
 from resources.arxiv import ArxivResource

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from grobid_server import FakeGrobid, dead_url, recorded_pairs
 
-from corpus.grobid import (
+from corpus.parse.grobid import (
     TEI_COORDINATES,
     GrobidClient,
     GrobidOptions,

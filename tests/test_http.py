@@ -1,4 +1,4 @@
-"""corpus.http.PoliteClient against the scripted loopback server (tests/http_server.py)."""
+"""corpus.ingest.http.PoliteClient against the scripted loopback server (tests/http_server.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import pytest
 from http_server import Reply, ScriptedServer
 
-from corpus.http import USER_AGENT, HttpError, PoliteClient, RetryPolicy, parse_retry_after
+from corpus.ingest.http import USER_AGENT, HttpError, PoliteClient, RetryPolicy, parse_retry_after
 
 BODY = b"%PDF-1.4\n" + bytes(range(256)) * 64 + b"\n%%EOF\n"
 

@@ -1,4 +1,4 @@
-"""corpus.kaggle and corpus.abs_files: the two bootstrap readers agree with each other and fail per record."""
+"""corpus.ingest.kaggle and corpus.ingest.abs_files: the two bootstrap readers agree with each other and fail per record."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus.abs_files import AbsParseError, iter_abs_files, read_abs, version_date
-from corpus.kaggle import KaggleRecordError, iter_kaggle_snapshot, record_from_kaggle
-from corpus.records import ArxivRecord, FailedRecord
-from corpus.sample import abs_text, iter_sample_records, kaggle_line
+from corpus.ingest.abs_files import AbsParseError, iter_abs_files, read_abs, version_date
+from corpus.ingest.kaggle import KaggleRecordError, iter_kaggle_snapshot, record_from_kaggle
+from corpus.ingest.records import ArxivRecord, FailedRecord
+from corpus.sample.landing_zone import abs_text, iter_sample_records, kaggle_line
 
 # Real differences between the two real sources (the .abs copies are older than the snapshot):
 LATER_VERSIONS_IN_KAGGLE = {"0704.0033": 2, "0704.0038": 2, "0704.0189": 3}

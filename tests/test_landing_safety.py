@@ -17,10 +17,10 @@ import polars as pl
 import pytest
 from hostile import opened_under, page, record, sparse, utf16, without_read_override
 
-from corpus.landing import EVERY_DAY, LandingZone
-from corpus.landing_files import LandingReader, LandingRefused
-from corpus.oai import NotOaiReply, read_page, scan_datestamps
-from corpus.records import failures_frame
+from corpus.ingest.landing import EVERY_DAY, LandingZone
+from corpus.ingest.landing_files import LandingReader, LandingRefused
+from corpus.ingest.oai import NotOaiReply, read_page, scan_datestamps
+from corpus.ingest.records import failures_frame
 
 DAY = "2025-01-15"
 
@@ -209,7 +209,7 @@ def test_gzip_page_saved_as_xml_is_read(shared_landing, zone):
 
 
 def test_gzip_bomb_page_is_refused(zone, monkeypatch):
-    import corpus.oai as oai
+    import corpus.ingest.oai as oai
 
     monkeypatch.setattr(oai, "MAX_PAGE_BYTES", 1 << 20)
     (zone / "oai" / f"{DAY}.xml").write_bytes(gzip.compress(b"<" + b" " * (2 << 20)))
@@ -328,7 +328,7 @@ def test_failures_frame_is_plain_utf8(zone):
     ],
 )
 def test_refused_pdf_is_a_failed_row_and_nothing_is_copied(tmp_path, outside, kind, why):
-    from corpus.fetch import FAILED, Fetcher
+    from corpus.ingest.fetch import FAILED, Fetcher
     from corpus.store import BlobStore
 
     landing = tmp_path / "landing"
@@ -356,7 +356,7 @@ def test_refused_pdf_is_a_failed_row_and_nothing_is_copied(tmp_path, outside, ki
 
 
 def test_refused_eprint_is_a_failed_row(tmp_path, outside):
-    from corpus.fetch import FAILED, Fetcher
+    from corpus.ingest.fetch import FAILED, Fetcher
     from corpus.store import BlobStore
 
     landing = tmp_path / "landing"
@@ -405,7 +405,7 @@ def _bad_teis(real_tei: bytes) -> dict[str, tuple[bytes | None, str]]:
 def test_bad_landing_tei_is_said_on_the_row_and_sent_to_grobid(tmp_path, shared_data, shared_landing):
     from grobid_server import FakeGrobid, recorded_pairs
 
-    from corpus.grobid import GrobidClient, PdfItem, TeiCache, collect_tei
+    from corpus.parse.grobid import GrobidClient, PdfItem, TeiCache, collect_tei
     from corpus.store import BlobStore
 
     real_pdf = shared_landing / "pdf" / "1706.03762.pdf"
@@ -443,7 +443,7 @@ def test_bad_landing_tei_is_said_on_the_row_and_sent_to_grobid(tmp_path, shared_
 
 def test_failure_rows_from_any_reader_are_valid_utf8():
     """A source name with undecodable bytes (os.fsdecode surrogates) never breaks the table."""
-    from corpus.records import FailedRecord
+    from corpus.ingest.records import FailedRecord
 
     name = os.fsdecode(b"/abs/hep-th/99\xff01001.abs")
     row = FailedRecord(source=name, position=0, reason=f"bad {name}")

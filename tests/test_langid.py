@@ -1,4 +1,4 @@
-"""corpus.langid: cld2-safe cleaning, total detection, and SPEC §4's English-paper rule."""
+"""corpus.papers.langid: cld2-safe cleaning, total detection, and SPEC §4's English-paper rule."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pycld2
 import pytest
 
-from corpus import langid
-from corpus.langid import LangResult, clean_for_cld2, detect, detect_lang, is_english_paper
-from corpus.oai import read_page
+from corpus.ingest.oai import read_page
+from corpus.papers import langid
+from corpus.papers.langid import LangResult, clean_for_cld2, detect, detect_lang, is_english_paper
 
 S2ORC = "s2orc_family/s2orc-doc2json/s2orc"
 SPANISH = "20210101_f2235cd28c171f9f3b6a8bcebe246159c464980c.json"  # a real Spanish MPRA paper

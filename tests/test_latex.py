@@ -1,4 +1,4 @@
-"""corpus.latex on real papers (structure, cite/ref spans, bibliography) and on broken input."""
+"""corpus.parse.latex on real papers (structure, cite/ref spans, bibliography) and on broken input."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.eprint import LatexSource, assemble_source, find_main_tex, strip_comments
-from corpus.latex import latex_to_text, parse_bibliography, parse_eprint, parse_latex
-from corpus.papers import StructuredDoc
+from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex, strip_comments
+from corpus.parse.document import StructuredDoc
+from corpus.parse.latex import latex_to_text, parse_bibliography, parse_eprint, parse_latex
 
 LATEX = DATA / "latex_sources"
 S2ORC_EPRINT = LATEX / "s2orc-doc2json/1911.02782.gz"

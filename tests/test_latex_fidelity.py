@@ -1,4 +1,4 @@
-"""corpus.latex / corpus.eprint on the hard real sources of ../shared/data/fidelity/latex
+"""corpus.parse.latex / corpus.ingest.eprint on the hard real sources of ../shared/data/fidelity/latex
 (.bbl styles, natbib labels, front matter, footnotes, PDF wrappers; see its README), and on
 minimal reproductions where no real file shows a case."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from corpus.eprint import LatexSource, assemble_source, find_main_tex, load_eprint
-from corpus.latex import parse_bibliography, parse_eprint, parse_latex
-from corpus.papers import StructuredDoc
+from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex, load_eprint
+from corpus.parse.document import StructuredDoc
+from corpus.parse.latex import parse_bibliography, parse_eprint, parse_latex
 
 FIDELITY = DATA / "fidelity" / "latex"
 _FIELD_NAME = re.compile(r"^(?:title|author|person|journal|year|booktitle|volume|pages|publisher)[A-Z(]")

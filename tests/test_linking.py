@@ -12,19 +12,17 @@ import polars as pl
 import pytest
 from lxml import etree
 
-from corpus.linking import (
+from corpus.graph.linking import (
     LinkingInputError,
     link_exact,
     link_titles,
     link_titles_exhaustive,
     min_overlap,
-    normalize_doi,
-    normalize_title,
-    normalize_titles,
     score_from_counts,
     title_score,
     trigrams,
 )
+from corpus.papers.normalize import normalize_doi, normalize_title, normalize_titles
 
 TEI = "{http://www.tei-c.org/ns/1.0}"
 
@@ -207,7 +205,7 @@ def test_self_citation_is_never_a_link_and_tie_break():
 
 def test_signature_bound_never_below_the_overlap(real):
     """The 128-bit signature bound the fast linker filters with is an upper bound on |X ∩ Y|."""
-    from corpus.linking import _missing, _sets, _signatures, _vocab
+    from corpus.graph.linking import _missing, _sets, _signatures, _vocab
 
     titles = [normalize_title(t) for t in real["s2orc"] + real["tei"]]
     titles = [t for t in titles if len(t) >= 3]
@@ -320,9 +318,9 @@ def test_incremental_equals_full(real, tmp_path):
     """Real titles (S2ORC metadata, Grobid bibliographies) over three days, then a fourth that
     re-delivers five papers with a changed title and a re-parsed citing paper: citation_links
     updated day by day equals link_entries over everything."""
-    from corpus.bibliography import bib_frame
-    from corpus.citation_links import links_by_definition, read_links, update_links
-    from corpus.metadata import papers_frame
+    from corpus.graph.citation_links import links_by_definition, read_links, update_links
+    from corpus.papers.bibliography import bib_frame
+    from corpus.papers.metadata import papers_frame
     from corpus.store import Store
 
     rng = np.random.default_rng(3)
@@ -351,7 +349,7 @@ def test_incremental_equals_full(real, tmp_path):
 
 
 def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
-    import corpus.linking as lk
+    import corpus.graph.linking as lk
 
     titles = [normalize_title(t) for t in real["s2orc"] + real["tei"]]
     sets = lk._sets(titles, lk._vocab([titles]))
@@ -363,7 +361,7 @@ def test_signatures_in_blocks_equal_one_block(real, monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# the persisted entry index (corpus.link_index)
+# the persisted entry index (corpus.graph.link_index)
 # ---------------------------------------------------------------------------
 
 
@@ -388,7 +386,7 @@ def _all_pairs(query_titles, entry_titles, t):
 def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     """Entries in several segments (some killed, then merged) under an order frozen from other
     titles (so many grams are added later): the index finds exactly the exhaustive pairs."""
-    from corpus.link_index import TitleIndex
+    from corpus.graph.link_index import TitleIndex
 
     rng = np.random.default_rng(11)
     base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1500]]

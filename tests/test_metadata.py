@@ -1,4 +1,4 @@
-"""corpus.metadata: canonical fields (OAI first, vote, PDF fallback), the chosen parse,
+"""corpus.papers.metadata: canonical fields (OAI first, vote, PDF fallback), the chosen parse,
 the S2ORC paper filters on real English and non-English text, and the tables."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import polars as pl
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.langid import is_english_paper
-from corpus.latex import parse_eprint
-from corpus.metadata import (
+from corpus.ingest.oai import read_page
+from corpus.ingest.records import records_frame
+from corpus.papers.langid import is_english_paper
+from corpus.papers.metadata import (
     FILTERS,
     LATEX_MIN_BODY_SHARE,
     MIN_TEXT_CHARS,
@@ -29,11 +30,10 @@ from corpus.metadata import (
     papers_schema,
     select_fields,
 )
-from corpus.oai import read_page
-from corpus.papers import Paragraph, StructuredDoc
-from corpus.records import records_frame
-from corpus.s2orc_json import read_s2orc_record
-from corpus.tei import parse_tei, parse_tei_dict
+from corpus.parse.document import Paragraph, StructuredDoc
+from corpus.parse.latex import parse_eprint
+from corpus.parse.s2orc_json import read_s2orc_record
+from corpus.parse.tei import parse_tei, parse_tei_dict
 
 SPANISH_TEI = DATA / "pdf_tei_pairs/s2orc-doc2json/f2235cd28c171f9f3b6a8bcebe246159c464980c.tei.xml"
 SPANISH_S2ORC = (

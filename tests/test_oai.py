@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from http_server import Reply, ScriptedServer
 
-from corpus.http import PoliteClient, RetryPolicy
-from corpus.landing import LandingZone
-from corpus.oai import OaiError, OaiHarvester, OaiParseError, iter_page, read_page, scan_datestamps
-from corpus.records import ArxivRecord, FailedRecord
+from corpus.ingest.harvest import OaiHarvester
+from corpus.ingest.http import PoliteClient, RetryPolicy
+from corpus.ingest.landing import LandingZone
+from corpus.ingest.oai import OaiError, OaiParseError, iter_page, read_page, scan_datestamps
+from corpus.ingest.records import ArxivRecord, FailedRecord
 
 OAI = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "oai_pmh"
 ARXIV_RAW = OAI / "mikesaelim_arXivOAIHarvester" / "ListRecordsResponse.xml"
@@ -341,7 +342,7 @@ def _dumped(data: bytes, source: str):
 
 
 def test_whole_page_parse_equals_streaming_on_real_pages(shared_data, shared_landing, monkeypatch):
-    import corpus.oai as oai
+    import corpus.ingest.oai as oai
 
     pages = [ARXIV_RAW, OAI_DC, *HEPCRAWL, *sorted((shared_landing / "oai").glob("*.xml"))]
     assert len(pages) > 20
@@ -353,7 +354,7 @@ def test_whole_page_parse_equals_streaming_on_real_pages(shared_data, shared_lan
 
 
 def test_pages_the_whole_page_path_must_leave_to_streaming():
-    import corpus.oai as oai
+    import corpus.ingest.oai as oai
 
     ok = _ENVELOPE % _record()
     assert oai._whole_page(ok) is not None
@@ -380,7 +381,7 @@ def test_pages_the_whole_page_path_must_leave_to_streaming():
     ],
 )
 def test_libxml2_rejects_invalid_utf8_so_the_whole_page_path_never_reads_it(bad):
-    import corpus.oai as oai
+    import corpus.ingest.oai as oai
 
     for title in (b"Caf" + bad, b"x<!--" + bad + b"-->y", b"<![CDATA[" + bad + b"]]>"):
         data = _ENVELOPE % _record().replace(b"A title", title)
@@ -394,7 +395,7 @@ def test_libxml2_rejects_invalid_utf8_so_the_whole_page_path_never_reads_it(bad)
 def test_normalize_ws_equals_split_join_for_every_whitespace_character():
     import sys
 
-    from corpus.records import normalize_ws
+    from corpus.ingest.records import normalize_ws
 
     spaces = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()]
     assert all(not c.isprintable() for c in spaces if c != " ")  # what the fast path relies on

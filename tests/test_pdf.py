@@ -1,4 +1,4 @@
-"""corpus.pdf: probes of the real PDFs in ../shared, checked against independent facts, and
+"""corpus.ingest.pdf: probes of the real PDFs in ../shared, checked against independent facts, and
 the S2ORC App. B filters on bad PDFs made here (encrypted, truncated, not a PDF, landscape)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hostile import minimal_pdf
 from lxml import etree
 from pypdf import PdfReader, PdfWriter
 
-from corpus.pdf import (
+from corpus.ingest.pdf import (
     FILTER_ORDER,
     KEPT,
     LANDSCAPE,
@@ -294,7 +294,7 @@ def test_impossible_page_count_is_unreadable_not_a_crash(count):
     (10^20 used to reach the arxiv_pdfs frame and crash the day with a polars ComputeError)."""
     import polars as pl
 
-    from corpus.stages import PDF_SCHEMA
+    from corpus.ingest.days import PDF_SCHEMA
 
     probe = probe_pdf(minimal_pdf(count))
     assert probe.error is not None and "/Count" in probe.error and probe.pages is None

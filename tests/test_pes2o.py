@@ -1,8 +1,8 @@
-"""corpus.pes2o: signals once, v1/v2 selections, documents, splits.
+"""corpus.release.pes2o: signals once, v1/v2 selections, documents, splits.
 
 Real inputs: the S2ORC records and the unarXive 2022 sample in shared/data/s2orc_family
-(read with corpus.s2orc_json), and the papers of shared/landing (OAI metadata for the
-title+abstract source, Grobid TEI through corpus.tei for full text). Every rule also
+(read with corpus.parse.s2orc_json), and the papers of shared/landing (OAI metadata for the
+title+abstract source, Grobid TEI through corpus.parse.tei for full text). Every rule also
 has a hand-made counter-example built from a real paper that passes.
 """
 
@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from conftest import DATA, LANDING, REPO
 
-from corpus import pes2o
-from corpus.langid import is_english_paper
-from corpus.oai import read_page
-from corpus.papers import Paragraph, StructuredDoc
-from corpus.pes2o import compute_signals, make_document, select_s2ag, select_s2orc, split_for
-from corpus.s2orc_json import iter_unarxive, read_s2orc_record
-from corpus.tei import parse_tei
+from corpus.ingest.oai import read_page
+from corpus.papers.langid import is_english_paper
+from corpus.parse.document import Paragraph, StructuredDoc
+from corpus.parse.s2orc_json import iter_unarxive, read_s2orc_record
+from corpus.parse.tei import parse_tei
+from corpus.release import pes2o
+from corpus.release.pes2o import compute_signals, make_document, select_s2ag, select_s2orc, split_for
 
 FAMILY = DATA / "s2orc_family"
 S2ORC_FILES = sorted((FAMILY / "s2orc-doc2json" / "s2orc").glob("*.json")) + [
@@ -108,7 +108,7 @@ def test_real_s2orc_records():
 
 
 # unarXive 2022 (49 English arXiv papers of Dec 2022) that fail s2orc v1, and why.
-# corpus.s2orc_json writes each formula as its LaTeX, so a formula is one or a few
+# corpus.parse.s2orc_json writes each formula as its LaTeX, so a formula is one or a few
 # whitespace tokens where a Grobid parse has many; math-light prose then has "the"
 # above peS2o's 7.5 % (a rule tuned on Grobid text). Two have a LaTeX token on top.
 UNARXIVE_S2ORC_V1_DROPS = {
@@ -528,8 +528,8 @@ def test_bad_input_is_measured_not_fatal():
 _DETERMINISM = """
 import json, sys
 sys.path.insert(0, {repo!r})
-from corpus import pes2o
-from corpus.s2orc_json import read_s2orc_record
+from corpus.release import pes2o
+from corpus.parse.s2orc_json import read_s2orc_record
 out = []
 for path in {paths!r}:
     doc = read_s2orc_record(json.loads(open(path).read()))
@@ -744,7 +744,7 @@ def test_each_thread_has_its_own_token_table():
 
 
 def test_detect_langs_equals_detect_lang_on_real_paragraphs():
-    from corpus.langid import detect_lang, detect_langs
+    from corpus.papers.langid import detect_lang, detect_langs
 
     texts = [t for doc in _real_docs() for _, t, _ in pes2o._paragraphs(doc)]
     texts += ["", "   ", "12 34", "bad \x00 control \x85 and \ud800 surrogate text in English words"]

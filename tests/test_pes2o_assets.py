@@ -14,16 +14,9 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from corpus import pes2o as lib
-from corpus.pes2o_release import (
-    DOC_FIELDS,
-    RULES,
-    ReleaseSettings,
-    pes2o_day,
-    pes2o_frame,
-    release_dir,
-    write_release,
-)
+from corpus.release import pes2o as lib
+from corpus.release.pes2o_release import DOC_FIELDS, RULES, ReleaseSettings, release_dir, write_release
+from corpus.release.pes2o_table import pes2o_day, pes2o_frame
 from corpus.store import Store
 from corpus_assets import files, ingest, papers, parse
 from corpus_assets import pes2o as pes2o_assets
@@ -368,7 +361,7 @@ def test_release_errors(tmp_path):
 
 
 def test_day_with_a_broken_parse_fails_one_paper(tmp_path):
-    from corpus.metadata import papers_frame
+    from corpus.papers.metadata import papers_frame
 
     store = Store(tmp_path)
     base = {"authors": [{"first": "A", "middle": [], "last": "B", "suffix": ""}], "kept": True}
@@ -412,7 +405,7 @@ def test_release_tasks_give_the_same_bytes(tmp_path, monkeypatch):
     same files; the documents are the latest kept rows, added on their first day."""
     import random
 
-    from corpus import pes2o_release
+    from corpus.release import pes2o_release
 
     rng = random.Random(7)
     days = ("2021-01-05", "2021-02-10", "2021-03-15")

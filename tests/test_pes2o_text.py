@@ -9,10 +9,10 @@ import re
 
 from conftest import DATA, LANDING
 
-from corpus.papers import EqSpan, Paragraph, StructuredDoc
-from corpus.pes2o import body_paragraphs, compute_signals, release, select_s2orc
-from corpus.s2orc_json import read_s2orc_record
-from corpus.tei import parse_tei
+from corpus.parse.document import EqSpan, Paragraph, StructuredDoc
+from corpus.parse.s2orc_json import read_s2orc_record
+from corpus.parse.tei import parse_tei
+from corpus.release.pes2o import body_paragraphs, compute_signals, release, select_s2orc
 
 _PLACEHOLDER = re.compile(r"\b(?:EQUATION|FORMULA)\b")
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.pes2o_release import ReleaseSettings, pes2o_frame, release_dir, write_release
+from corpus.release.pes2o_release import ReleaseSettings, release_dir, write_release
+from corpus.release.pes2o_table import pes2o_frame
 from corpus.store import Store
 
 WORDS = ("alpha", "beta", "γάμμα", "delta", "epsilon", "zeta")
@@ -128,8 +129,8 @@ _FIELDS = ("Physics", "Computer Science", "Mathematics", "Biology", "Economics")
 
 def _cw_day(home: Path, day: str, papers: dict[str, tuple[str, int, str]]) -> None:
     """``papers``: {id: (field, kept paragraphs, text)}; 0 paragraphs = no full text."""
-    from corpus import citeworth as cw
-    from corpus.papers import Paragraph, Span
+    from corpus.parse.document import Paragraph, Span
+    from corpus.release import citeworth as cw
 
     rows, cands = [], []
     for pid, (fld, n, text) in papers.items():
@@ -149,14 +150,14 @@ def _cw_day(home: Path, day: str, papers: dict[str, tuple[str, int, str]]) -> No
 
 
 def _cw_tree(home: Path) -> dict[str, bytes]:
-    from corpus import citeworth as cw
+    from corpus.release import citeworth as cw
 
     root = cw.release_dir(home)
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
-    from corpus import citeworth as cw
+    from corpus.release import citeworth as cw
 
     shutil.rmtree(scratch, ignore_errors=True)
     for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
@@ -169,7 +170,7 @@ def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
 def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     """Default (median) cap, which moves every day, and a fixed cap; re-delivered papers with
     new text or no paragraphs left, days out of order, a day removed."""
-    from corpus import citeworth as cw
+    from corpus.release import citeworth as cw
 
     rng = random.Random(5 if per_field is None else 6)
     home, scratch = tmp_path / "home", tmp_path / "scratch"
@@ -207,7 +208,7 @@ def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     processes, last task first), commit; the bytes of write_release."""
     import multiprocessing as mp
 
-    from corpus.pes2o_release import build_task, commit_release, plan_release
+    from corpus.release.pes2o_release import build_task, commit_release, plan_release
 
     rng = random.Random(9)
     papers: list[str] = []

@@ -27,8 +27,8 @@ from hostile import page, record
 from http_server import Reply, ScriptedServer
 
 from corpus import scratch
-from corpus.landing import LandingZone
-from corpus.records import records_frame
+from corpus.ingest.landing import LandingZone
+from corpus.ingest.records import records_frame
 from corpus.store import Store
 from corpus_assets.definitions import defs
 from corpus_assets.run_monitoring import WORKER_TAG, LocalRunLauncher, process_alive, worker_identity
@@ -201,7 +201,7 @@ def test_partition_and_blob_temp_files_live_in_scratch(tmp_path, monkeypatch):
 
 def _sources_day(home: Path, landing: Path) -> subprocess.Popen:
     code = (
-        "import sys; from corpus.stages import arxiv_sources_day, FetchSettings; "
+        "import sys; from corpus.ingest.days import arxiv_sources_day, FetchSettings; "
         "print(arxiv_sources_day(sys.argv[1], sys.argv[2], sys.argv[3], FetchSettings()))"
     )
     return subprocess.Popen(

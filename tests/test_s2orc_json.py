@@ -1,4 +1,4 @@
-"""corpus.s2orc_json on the released S2ORC JSON formats, doc2json output and unarXive 2022."""
+"""corpus.parse.s2orc_json on the released S2ORC JSON formats, doc2json output and unarXive 2022."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 import pytest
 from conftest import DATA
 
-from corpus.s2orc_json import S2orcFormatError, iter_unarxive, read_s2orc_record, unarxive_record
-from corpus.tei import parse_tei
+from corpus.parse.s2orc_json import S2orcFormatError, iter_unarxive, read_s2orc_record, unarxive_record
+from corpus.parse.tei import parse_tei
 
 FAMILY = DATA / "s2orc_family"
 RELEASES = sorted((FAMILY / "s2orc-doc2json" / "s2orc").glob("*.json"))

@@ -1,4 +1,4 @@
-"""corpus.sample: the synthetic landing zone is deterministic, realistic and readable by the pipeline."""
+"""corpus.sample.landing_zone: the synthetic landing zone is deterministic, realistic and readable by the pipeline."""
 
 from __future__ import annotations
 
@@ -19,21 +19,22 @@ import pycld2
 import pytest
 from lxml import etree
 
-from corpus import arxiv_ids
-from corpus.bibliography import bib_rows
-from corpus.citeworth import extract_paragraphs
-from corpus.kaggle import iter_kaggle_snapshot
-from corpus.landing import LandingZone
-from corpus.langid import is_english_paper
-from corpus.latex import parse_eprint
-from corpus.linking import link_entries, normalize_title
-from corpus.oai import OaiPage, iter_page
-from corpus.pdf import pdf_filter, probe_pdf
-from corpus.pes2o import compute_signals, select_s2orc
-from corpus.records import ArxivRecord
-from corpus.sample import KaggleWriter, day_counts, generate_landing, iter_sample_records
-from corpus.sample_docs import MANIFEST, FullTextWriter, pdf_bytes
-from corpus.tei import parse_tei
+from corpus.graph.linking import link_entries
+from corpus.ingest import arxiv_ids
+from corpus.ingest.kaggle import iter_kaggle_snapshot
+from corpus.ingest.landing import LandingZone
+from corpus.ingest.oai import OaiPage, iter_page
+from corpus.ingest.pdf import pdf_filter, probe_pdf
+from corpus.ingest.records import ArxivRecord
+from corpus.papers.bibliography import bib_rows
+from corpus.papers.langid import is_english_paper
+from corpus.papers.normalize import normalize_title
+from corpus.parse.latex import parse_eprint
+from corpus.parse.tei import parse_tei
+from corpus.release.citeworth import extract_paragraphs
+from corpus.release.pes2o import compute_signals, select_s2orc
+from corpus.sample.documents import MANIFEST, FullTextWriter, pdf_bytes
+from corpus.sample.landing_zone import KaggleWriter, day_counts, generate_landing, iter_sample_records
 
 REPO = Path(__file__).resolve().parents[1]
 ARXIV_NS = "{http://arxiv.org/OAI/arXiv/}"
@@ -72,7 +73,7 @@ def read_all(root: Path) -> list[ArxivRecord]:
 
 @pytest.fixture(scope="module")
 def zone(tmp_path_factory) -> tuple[Path, object, list[ArxivRecord]]:
-    """A two-week zone across the April 2007 id change, as corpus.oai reads it back."""
+    """A two-week zone across the April 2007 id change, as corpus.ingest.oai reads it back."""
     out = tmp_path_factory.mktemp("zone")
     summary = generate_landing(out, n_records=3000, days=14, start="2007-03-25", seed=7)
     return out, summary, read_all(out)
@@ -124,7 +125,7 @@ def test_element_order_as_arxiv(zone, shared_landing) -> None:
 
 
 def test_round_trip_through_oai_parser(tmp_path: Path) -> None:
-    """What the generator meant is exactly what corpus.oai reads back (wrapping, escaping included)."""
+    """What the generator meant is exactly what corpus.ingest.oai reads back (wrapping, escaping included)."""
     generate_landing(tmp_path, 800, 6, "2007-03-29", seed=5)
     expected = list(iter_sample_records(800, 6, "2007-03-29", seed=5))
     got = read_all(tmp_path)
@@ -284,7 +285,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         generate_landing(tmp_path, 10, 2, page_size=0)
     run = subprocess.run(
-        [sys.executable, "-m", "corpus.sample", "--out", str(tmp_path), "--start", "2020-13-01"],
+        [sys.executable, "-m", "corpus.sample.landing_zone", "--out", str(tmp_path), "--start", "2020-13-01"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -295,7 +296,17 @@ def test_bad_arguments(tmp_path: Path) -> None:
 
 def test_cli(tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "corpus.sample", "--out", str(tmp_path), "--records", "120", "--days", "3"],
+        [
+            sys.executable,
+            "-m",
+            "corpus.sample.landing_zone",
+            "--out",
+            str(tmp_path),
+            "--records",
+            "120",
+            "--days",
+            "3",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -330,7 +341,7 @@ def test_streams_in_bounded_memory_and_fast(tmp_path: Path) -> None:
 
 
 FT_ARGS = dict(n_records=400, days=5, start="2007-03-29", seed=11)
-# What corpus.pdf.pdf_filter must say for each PDF plan of corpus.sample_docs.
+# What corpus.ingest.pdf.pdf_filter must say for each PDF plan of corpus.sample.documents.
 PDF_REASON = {"portrait": None, "long": "too_many_pages", "landscape": "landscape", "rotated": "landscape"}
 PDF_REASON["corrupt"] = "unreadable"
 
@@ -453,7 +464,7 @@ def test_every_tei_parses_and_cites_link(full, tei_docs) -> None:
         sections = {p.section for p in doc.body_text}
         assert 5 <= len(sections) <= 14 or m["plant"] in ("short", "french", "german")
     assert styles["BRACKET"] > 20 and styles["NAME-YEAR"] > 20
-    # ~4 % of <ref>s have no target (as Grobid leaves some); corpus.tei links most back by number/name
+    # ~4 % of <ref>s have no target (as Grobid leaves some); corpus.parse.tei links most back by number/name
     assert 0.98 * n_spans < n_linked < n_spans
 
 
@@ -485,7 +496,7 @@ def test_good_eprints_parse_broken_ones_fail(full, tmp_path: Path) -> None:
 
 
 def test_citations_link_to_earlier_papers_as_intended(full, tei_docs) -> None:
-    """The linker (corpus.linking) finds what the generator meant, by the intended route."""
+    """The linker (corpus.graph.linking) finds what the generator meant, by the intended route."""
     _, _, manifest, records = full
     order = {m["id"]: i for i, m in enumerate(manifest)}
     kinds: Counter[str] = Counter()

@@ -1,4 +1,4 @@
-"""corpus.tei on real Grobid TEI (0.4.1 ... 0.8.1) and against s2orc-doc2json's own JSON."""
+"""corpus.parse.tei on real Grobid TEI (0.4.1 ... 0.8.1) and against s2orc-doc2json's own JSON."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import DATA, LANDING
 
-from corpus.papers import StructuredDoc
-from corpus.tei import TeiError, classify_citation_style, parse_tei, parse_tei_dict
+from corpus.parse.document import StructuredDoc
+from corpus.parse.tei import TeiError, classify_citation_style, parse_tei, parse_tei_dict
 
 PAIRS = DATA / "pdf_tei_pairs" / "s2orc-doc2json"
 RELEASE = DATA / "s2orc_family" / "s2orc-doc2json" / "s2orc"
@@ -447,7 +447,7 @@ def test_clean_text_shortcut_normalises_like_split_join():
 
 
 def test_c1_scan_agrees_with_the_regex():
-    from corpus.tei import _C1_UTF8, _has_c1
+    from corpus.parse.tei import _C1_UTF8, _has_c1
 
     cases = [
         b"",

@@ -1,4 +1,4 @@
-"""corpus.tei cite linking where Grobid leaves spans unlinked: numbers per reference list,
+"""corpus.parse.tei cite linking where Grobid leaves spans unlinked: numbers per reference list,
 author-year names with year suffixes and author counts, garbled bracket ranges.
 
 Real cases come from ../shared/data/fidelity/tei (see its README); where no real file
@@ -11,8 +11,8 @@ from collections import Counter
 
 from conftest import DATA
 
-from corpus.papers import StructuredDoc
-from corpus.tei import parse_tei
+from corpus.parse.document import StructuredDoc
+from corpus.parse.tei import parse_tei
 
 FIDELITY_TEI = DATA / "fidelity" / "tei" / "SergioZSZ+OS-IA-Pipegrobid" / "outputs" / "xmls"
 

@@ -1,0 +1,777 @@
+"""A persisted index of bibliography entries and of the papers they may link: how a new day's
+papers find the old entries they could link, and its entries the papers, without reading every
+old entry or joining every title (used by :mod:`corpus.graph.citation_links`).
+
+After a full link, a new day changes the links of few old entries: those that a new paper now
+links better (by arXiv id, DOI or title) and those whose link pointed at a paper that changed.
+Both are found here by lookups, never by a scan:
+
+* arXiv id and DOI: sorted arrays of the entries' normalised ids (a binary search reads a few
+  pages of a memory-mapped file);
+* title: the prefix filter of :func:`corpus.graph.linking.link_titles`, turned around. Each item's
+  prefix 3-grams (its ``y - k(y) + 1`` rarest under one fixed global order, k as in
+  :func:`corpus.graph.linking.min_overlap`; shorter for an entry whose stored link already has a high
+  score) are postings sorted by ``(gram rank, short prefix or not, set size)``; a batch of
+  titles looks its own prefix grams up within the size window and the position bound
+  (:class:`QueryPlan`), keeps the rows that pass the signature bounds, and the survivors are
+  scored exactly from their titles. Every pair with ``S > t`` meets at its first common gram
+  (proof in link_titles), so nothing is lost.
+
+The global order may never change once postings exist (both sides must rank a gram alike): it is
+frozen from the paper titles of a full run, rarest first, and only extended: a gram first seen
+later gets a new rank below every frozen one (it is rare). Any fixed order is correct; frequency
+order keeps prefixes selective, so while it was counted on few titles it is frozen again (and the
+index rebuilt from its own items) when the corpus has grown 4x (corpus.graph.citation_links).
+
+Storage under one directory, files never modified: ``order-<id>/`` (the order) and ``seg-<id>/``
+segments of entries or of papers, ``.npy`` arrays read memory-mapped. Each update adds a segment
+of new items; items that leave (a paper delivered again, a link target dropped) go on a
+per-segment dead list; four segments of one size tier are merged into one (live items only, the
+arrays renumbered, nothing recomputed), up to ``MAX_SEGMENT`` items, so a lookup reads O(log n)
+segments. Not Parquet: a lookup must read only the pages it needs, Parquet decodes whole row
+groups.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from corpus.graph.linking import (
+    _EPS,
+    _codes,
+    _missing,
+    _prefix,
+    _Sets,
+    _sets,
+    _signatures,
+    _sorted_unique,
+    _Vocab,
+    score_from_counts,
+)
+
+GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP - 1 - i)
+BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
+FANOUT = 4  # segments of one tier merged at once
+TIER0 = 50_000  # entries in the smallest tier
+MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
+_JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
+ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _arrow_strings(values: pl.Series) -> pa.LargeStringArray:
+    arr = values.cast(pl.String).fill_null("").to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.cast(pa.large_string())
+
+
+def _buffers(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0, UTF-8 bytes) of the strings (null as empty)."""
+    arr = _arrow_strings(values)
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    data = data[offsets[0] : offsets[-1]] if len(offsets) else data[:0]
+    return offsets - (offsets[0] if len(offsets) else 0), data
+
+
+def fixed_bytes(values: pl.Series, width: int | None = None) -> np.ndarray:
+    """UTF-8 of each string as a fixed-width numpy ``S`` array (sortable, searchable, mappable).
+
+    ``width`` pads to at least that many bytes. A string must not end in NUL bytes (``S``
+    arrays strip them): identifiers never do."""
+    offsets, data = _buffers(values)
+    lens = np.diff(offsets)
+    w = max(int(lens.max()) if len(lens) else 0, width or 0, 1)
+    mat = np.zeros((len(lens), w), np.uint8)
+    rows = np.repeat(np.arange(len(lens)), lens)
+    cols = np.arange(len(data)) - np.repeat(offsets[:-1], lens)
+    mat[rows, cols] = data
+    return mat.view(f"S{w}").ravel()
+
+
+def fnv1a(values: pl.Series) -> np.ndarray:
+    """64-bit FNV-1a of each string's UTF-8 (stable across versions and machines, unlike
+    ``pl.Series.hash``), vectorised over byte positions."""
+    out = np.empty(len(values), np.uint64)
+    prime = np.uint64(0x100000001B3)
+    for start in range(0, len(values), 100_000):
+        offsets, data = _buffers(values.slice(start, 100_000))
+        lens = np.diff(offsets)
+        h = np.full(len(lens), 0xCBF29CE484222325, np.uint64)
+        for j in range(int(lens.max()) if len(lens) else 0):
+            live = np.flatnonzero(lens > j)
+            h[live] = (h[live] ^ data[offsets[live] + j].astype(np.uint64)) * prime
+        out[start : start + len(lens)] = h
+    return out
+
+
+def _short_length(x: np.ndarray, t: float) -> np.ndarray:
+    """Prefix length of a set of size x against partners at least as large (see link_titles)."""
+    return x - np.floor(3 * t * x / (2.0 + t) - _EPS).astype(np.int64)
+
+
+def _item_prefix(sets: _Sets, link_t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row, rank, 1-based position, the row's short prefix length) of the grams in each set's
+    prefix under its own threshold (``inf``: none): ``x - k(x) + 1`` grams, k as in
+    :func:`corpus.graph.linking.min_overlap`; the short prefix serves partners at least as large."""
+    x = sets.sizes.astype(np.int64)
+    finite = np.isfinite(link_t)
+    tt = np.where(finite, link_t, 0.5)
+    plen = np.where(finite, np.clip(x - np.floor(tt * x / (2.0 - tt) - _EPS).astype(np.int64), 0, x), 0)
+    short = np.clip(x - np.floor(3 * tt * x / (2.0 + tt) - _EPS).astype(np.int64), 0, x)
+    total = int(plen.sum())
+    row = np.repeat(np.arange(len(x), dtype=np.int64), plen)
+    pos0 = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
+    return row, sets.ranks[sets.offsets[row] + pos0], pos0 + 1, short[row]
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, np.ascontiguousarray(array))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _load(path: Path) -> np.ndarray:
+    """Memory-mapped when large (a lookup touches few pages); small or empty arrays are read."""
+    if path.stat().st_size < (1 << 20):
+        return np.load(path)
+    return np.load(path, mmap_mode="r")
+
+
+class StringColumn:
+    """Strings on disk as offsets + bytes; :meth:`take` gathers rows without reading the rest."""
+
+    def __init__(self, directory: Path, name: str):
+        self.offsets = _load(directory / f"{name}.off.npy")
+        self.data = _load(directory / f"{name}.dat.npy")
+
+    @staticmethod
+    def write(directory: Path, name: str, values: pl.Series) -> None:
+        offsets, data = _buffers(values)
+        _save(directory / f"{name}.off.npy", offsets if len(offsets) else np.zeros(1, np.int64))
+        _save(directory / f"{name}.dat.npy", data)
+
+    def take(self, rows: np.ndarray) -> pl.Series:
+        n = len(self.offsets) - 1
+        data = self.data if len(self.data) else np.zeros(1, np.uint8)
+        arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(self.offsets), pa.py_buffer(data))
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        # from buffers: pa.array() on numpy would import pandas (0.3 s)
+        return pl.Series(arr.take(pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])))
+
+
+# --------------------------------------------------------------------------- the gram order
+
+
+@dataclass
+class GramOrder:
+    """A fixed global order of 3-gram codes: ``frozen`` rarest first (rank GAP + i), then grams
+    ``added`` later (rank GAP - 1 - i: rarer than any frozen one). ``titles`` counts the titles
+    the frozen part was counted on."""
+
+    frozen: np.ndarray  # uint64 codes, rarest first
+    added: np.ndarray  # uint64 codes, in the order they were added
+    titles: int
+    _vocab: _Vocab | None = field(default=None, repr=False)
+
+    @classmethod
+    def freeze(cls, titles: list[str]) -> GramOrder:
+        parts = []
+        for start in range(0, len(titles), 200_000):
+            _, code = _codes(titles[start : start + 200_000])
+            if len(code):
+                parts.append(pl.DataFrame({"code": code}).group_by("code").len())
+        if not parts:
+            return cls(np.zeros(0, np.uint64), np.zeros(0, np.uint64), len(titles))
+        counts = pl.concat(parts).group_by("code").agg(pl.col("len").sum()).sort(["len", "code"])
+        return cls(counts["code"].to_numpy().astype(np.uint64), np.zeros(0, np.uint64), len(titles))
+
+    @property
+    def vocab(self) -> _Vocab:
+        """The order as :class:`corpus.graph.linking._Vocab` (sorted codes and their ranks)."""
+        if self._vocab is None:
+            codes = np.concatenate([self.frozen, self.added])
+            rank = np.concatenate(
+                [
+                    GAP + np.arange(len(self.frozen), dtype=np.int64),
+                    GAP - 1 - np.arange(len(self.added), dtype=np.int64),
+                ]
+            )
+            order = np.argsort(codes, kind="stable")
+            self._vocab = _Vocab(codes[order], rank[order], space=GAP + len(self.frozen))
+        return self._vocab
+
+    def extend(self, titles: list[str]) -> int:
+        """Give every gram of ``titles`` not ranked yet a rank; return how many were added."""
+        vocab = self.vocab
+        new = []
+        for start in range(0, len(titles), 200_000):
+            _, code = _codes(titles[start : start + 200_000])
+            if len(code) == 0:
+                continue
+            if vocab.size:
+                at = np.minimum(np.searchsorted(vocab.codes, code), vocab.size - 1)
+                code = code[vocab.codes[at] != code]
+            new.append(code)
+        fresh = _sorted_unique(np.concatenate(new)) if new else np.zeros(0, np.uint64)
+        if len(fresh) == 0:
+            return 0
+        if len(self.added) + len(fresh) >= GAP:
+            raise ValueError("gram order full: more than 2^30 grams added since the freeze")
+        self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
+        self._vocab = None
+        return len(fresh)
+
+    def sets(self, titles: list[str]) -> _Sets:
+        """Each title's distinct grams as ranks of this order (every gram must be ranked)."""
+        return _sets(titles, self.vocab)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True)
+        _save(directory / "frozen.npy", self.frozen)
+        _save(directory / "added.npy", self.added)
+        _save(directory / "titles.npy", np.array([self.titles], np.int64))
+
+    @classmethod
+    def load(cls, directory: Path) -> GramOrder:
+        return cls(
+            np.load(directory / "frozen.npy"),
+            np.load(directory / "added.npy"),
+            int(np.load(directory / "titles.npy")[0]),
+        )
+
+
+# --------------------------------------------------------------------------- one segment
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray, budget: int):
+    """Yield (range index, position) of every position in [lo, hi) of each range, in slices of
+    about ``budget`` positions (ranges in order, none split)."""
+    counts = np.maximum(hi - lo, 0)
+    cum = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        base = cum[start - 1] if start else 0
+        stop = max(int(np.searchsorted(cum, base + budget, side="right")), start + 1)
+        c = counts[start:stop]
+        total = int(c.sum())
+        if total:
+            which = np.repeat(np.arange(start, stop, dtype=np.int64), c)
+            pos = (
+                np.arange(total, dtype=np.int64)
+                - np.repeat(np.cumsum(c) - c, c)
+                + np.repeat(lo[start:stop], c)
+            )
+            yield which, pos
+        start = stop
+
+
+@dataclass
+class QueryPlan:
+    """The key ranges a batch of query titles reads in any segment, sorted (computed once).
+
+    A pair meets at its first common gram in both prefixes (see link_titles): against an
+    item at least as large, the query's short prefix and the item's whole one; against a
+    smaller item, the query's k(x) prefix and the item's short one (postings are keyed
+    ``(2 * rank + tail, y)``, tail = beyond the short prefix, so each is one key range),
+    inside the size window and the query gram's position bound."""
+
+    sets: _Sets
+    sig: tuple[np.ndarray, np.ndarray]
+    t: float
+    q_of: np.ndarray
+    starts: np.ndarray
+    stops: np.ndarray
+
+    @classmethod
+    def of(cls, qs: _Sets, t: float) -> QueryPlan:
+        row, rank, pos = _prefix(qs, t)
+        x = qs.sizes[row].astype(np.int64)
+        ylo = np.ceil(x * t / (2.0 - t) - _EPS).astype(np.int64)
+        yhi = np.floor(x * (2.0 - t) / t + _EPS).astype(np.int64)
+        u = (1 + x - pos).astype(np.float64)
+        cap_big = np.floor(u * (2.0 + t) / t - 2 * x + 1e-6).astype(np.int64)  # partner y >= x
+        cap_small = np.floor((u * (2.0 + t) / t - x) / 2 + 1e-6).astype(np.int64)  # partner y < x
+        a_lo, a_hi = np.maximum(ylo, x), np.where(pos <= _short_length(x, t), np.minimum(yhi, cap_big), -1)
+        b_lo, b_hi = ylo, np.minimum(np.minimum(yhi, x - 1), cap_small)
+        r2 = rank.astype(np.int64) * 2
+        starts = np.concatenate([r2 * BASE + a_lo, (r2 + 1) * BASE + a_lo, r2 * BASE + b_lo])
+        stops = np.concatenate([r2 * BASE + a_hi, (r2 + 1) * BASE + a_hi, r2 * BASE + b_hi])
+        valid = np.concatenate([a_hi >= a_lo, a_hi >= a_lo, b_hi >= b_lo])
+        q_of = np.concatenate([row, row, row])[valid]
+        starts, stops = starts[valid], stops[valid]
+        order = np.argsort(starts, kind="stable")  # sorted needles: one pass over the keys
+        return cls(qs, _signatures(qs), t, q_of[order], starts[order], stops[order])
+
+
+class Segment:
+    """Items (entries, or papers keyed by their own id) sorted by ``citing_id``, with their title
+    postings and id lookups (read-only)."""
+
+    def __init__(self, directory: Path, dead: np.ndarray | None = None):
+        self.dir = directory
+        self.citing = _load(directory / "citing.npy")
+        self.size = _load(directory / "size.npy")
+        self.sig = _load(directory / "sig.npy")
+        self.post_key = _load(directory / "post_key.npy")
+        self.post_row = _load(directory / "post_row.npy")
+        self.post_sig = _load(directory / "post_sig.npy")
+        self.ax_key = _load(directory / "ax_key.npy")
+        self.ax_row = _load(directory / "ax_row.npy")
+        self.doi_key = _load(directory / "doi_key.npy")
+        self.doi_row = _load(directory / "doi_row.npy")
+        self.link_t = _load(directory / "link_t.npy")
+        self.dead = dead if dead is not None else np.zeros(0, np.int64)
+
+    @property
+    def n(self) -> int:
+        return len(self.size)
+
+    @property
+    def live(self) -> int:
+        return self.n - len(self.dead)
+
+    def column(self, name: str) -> StringColumn:
+        return StringColumn(self.dir, name)
+
+    @staticmethod
+    def build(directory: Path, entries: pl.DataFrame, order: GramOrder, t: float) -> None:
+        """Write a segment of ``entries`` (ENTRY_FIELDS, arxiv_id and doi normalised, and
+        optionally ``link_t``); every gram of their titles must be in ``order`` already.
+
+        ``link_t`` is an item's own title threshold (null: ``t``): its postings find the partners
+        with ``S > link_t`` only. An entry linked by title with score s needs partners with
+        ``S >= s`` (a higher score, or the same from a smaller paper id): ``link_t = s - 1e-9``,
+        a shorter prefix; one linked by an identifier can never lose to a title: ``inf``, none."""
+        directory.mkdir(parents=True)
+        if "link_t" not in entries.columns:
+            entries = entries.with_columns(pl.lit(None, pl.Float64).alias("link_t"))
+        frame = entries.select([*ENTRY_FIELDS, "link_t"]).sort("citing_id", "entry_id")
+        titles = frame["norm_title"].fill_null("").to_list()
+        sets = order.sets(titles)
+        sizes = sets.sizes.astype(np.int64)
+        sig0, sig1 = _signatures(sets)
+        link_t = np.maximum(frame["link_t"].fill_null(t).to_numpy().astype(np.float64), t)
+        row, rank, pos, short = _item_prefix(sets, link_t)
+        y = sizes[row]
+        if len(y) and y.max() >= BASE:
+            raise ValueError(f"a title of {int(y.max())} distinct 3-grams: more than an index key holds")
+        tail = pos > short  # beyond the short prefix: only for smaller partners
+        key = (rank.astype(np.int64) * 2 + tail) * BASE + y
+        by_key = np.argsort(key, kind="stable")
+        _save(directory / "citing.npy", fixed_bytes(frame["citing_id"]))
+        _save(directory / "size.npy", sizes.astype(np.int32))
+        _save(directory / "sig.npy", np.stack([sig0, sig1], axis=1))
+        _save(directory / "post_key.npy", key[by_key])
+        _save(directory / "post_row.npy", row[by_key].astype(np.int32))
+        _save(directory / "post_sig.npy", sig0[row[by_key]])  # read in key order: no random gathers
+        for kind, column, keys in (("ax", "arxiv_id", fixed_bytes), ("doi", "doi", fnv1a)):
+            values = frame[column].fill_null("")  # a lookup: sorted keys and their rows
+            has = np.flatnonzero((values.str.len_bytes() > 0).to_numpy())
+            key = keys(values.gather(has))
+            by = np.argsort(key, kind="stable")
+            _save(directory / f"{kind}_key.npy", key[by])
+            _save(directory / f"{kind}_row.npy", has[by].astype(np.int64))
+        for name in ENTRY_FIELDS:
+            StringColumn.write(directory, name, frame[name])
+        _save(directory / "link_t.npy", link_t)
+
+    @staticmethod
+    def merge(directory: Path, parts: list[Segment]) -> None:
+        """Write one segment of the live items of ``parts``: their arrays concatenated, rows
+        renumbered and sorted again, nothing computed again from the titles (the postings of an
+        item depend only on its set, its threshold and the fixed gram order)."""
+        directory.mkdir(parents=True)
+        live = [np.flatnonzero(p._alive(np.arange(p.n))) for p in parts]
+        width = max([p.citing.dtype.itemsize for p in parts] + [1])
+        citing = np.concatenate(
+            [np.asarray(p.citing[rows]).astype(f"S{width}") for p, rows in zip(parts, live, strict=True)]
+        )
+        order = np.argsort(citing, kind="stable")  # items sorted by citing_id again
+        new_pos = np.empty(len(order), np.int64)
+        new_pos[order] = np.arange(len(order))
+        # old row -> new row, per part (-1: dead)
+        maps, base = [], 0
+        for p, rows in zip(parts, live, strict=True):
+            m = np.full(p.n, -1, np.int64)
+            m[rows] = new_pos[base + np.arange(len(rows))]
+            maps.append(m)
+            base += len(rows)
+
+        def items(name: str) -> np.ndarray:
+            return np.concatenate(
+                [np.asarray(getattr(p, name)[rows]) for p, rows in zip(parts, live, strict=True)]
+            )[order]
+
+        _save(directory / "citing.npy", citing[order])
+        for name in ("size", "sig", "link_t"):
+            _save(directory / f"{name}.npy", items(name))
+        keys, rows_, sigs = [], [], []
+        for p, m in zip(parts, maps, strict=True):
+            new = m[np.asarray(p.post_row, dtype=np.int64)]
+            keep = new >= 0
+            keys.append(np.asarray(p.post_key)[keep])
+            rows_.append(new[keep])
+            sigs.append(np.asarray(p.post_sig)[keep])
+        key = np.concatenate(keys)
+        by_key = np.argsort(key, kind="stable")  # sorted runs: a merge
+        _save(directory / "post_key.npy", key[by_key])
+        _save(directory / "post_row.npy", np.concatenate(rows_)[by_key].astype(np.int32))
+        _save(directory / "post_sig.npy", np.concatenate(sigs)[by_key])
+        for kind in ("ax", "doi"):
+            ks, rs = [], []
+            for p, m in zip(parts, maps, strict=True):
+                new = m[np.asarray(getattr(p, f"{kind}_row"), dtype=np.int64)]
+                keep = new >= 0
+                ks.append(np.asarray(getattr(p, f"{kind}_key"))[keep])
+                rs.append(new[keep])
+            if kind == "ax":
+                w = max([k.dtype.itemsize for k in ks] + [1])
+                ks = [k.astype(f"S{w}") for k in ks]
+            k_all = np.concatenate(ks)
+            by = np.argsort(k_all, kind="stable")
+            _save(directory / f"{kind}_key.npy", k_all[by])
+            _save(directory / f"{kind}_row.npy", np.concatenate(rs)[by])
+        for name in ENTRY_FIELDS:
+            values = pl.concat([p.column(name).take(rows) for p, rows in zip(parts, live, strict=True)])
+            StringColumn.write(directory, name, values.gather(order))
+
+    def _alive(self, rows: np.ndarray) -> np.ndarray:
+        if len(self.dead) == 0 or len(rows) == 0:
+            return np.ones(len(rows), bool)
+        at = np.minimum(np.searchsorted(self.dead, rows), len(self.dead) - 1)
+        return self.dead[at] != rows
+
+    def rows_of_citing(self, citing: np.ndarray) -> np.ndarray:
+        """Live rows whose citing_id is one of ``citing`` (fixed bytes)."""
+        if self.n == 0 or len(citing) == 0:
+            return np.zeros(0, np.int64)
+        w = self.citing.dtype.itemsize
+        q = citing[np.char.str_len(citing) <= w].astype(f"S{w}")
+        lo = np.searchsorted(self.citing, q, side="left")
+        hi = np.searchsorted(self.citing, q, side="right")
+        rows = np.concatenate(
+            [np.arange(a, b) for a, b in zip(lo, hi, strict=True) if b > a] or [np.zeros(0)]
+        )
+        rows = rows.astype(np.int64)
+        return rows[self._alive(rows)]
+
+    def rows_of_arxiv(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(query index, live row) of entries whose normalised arXiv id is ``ids[query]``."""
+        if len(self.ax_key) == 0 or len(ids) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        w = self.ax_key.dtype.itemsize
+        ok = np.flatnonzero(np.char.str_len(ids) <= w)
+        q = ids[ok].astype(f"S{w}")
+        lo = np.searchsorted(self.ax_key, q, side="left")
+        hi = np.searchsorted(self.ax_key, q, side="right")
+        return self._expand(ok, lo, hi, self.ax_row)
+
+    def rows_of_doi(self, dois: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(query index, live row) of entries whose normalised DOI is ``dois[query]``."""
+        if len(self.doi_key) == 0 or len(dois) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        h = fnv1a(dois)
+        lo = np.searchsorted(self.doi_key, h, side="left")
+        hi = np.searchsorted(self.doi_key, h, side="right")
+        q, r = self._expand(np.arange(len(dois)), lo, hi, self.doi_row)
+        if len(q) == 0:
+            return q, r
+        same = (self.column("doi").take(r) == dois.gather(q)).to_numpy()  # a hash is not proof
+        return q[same], r[same]
+
+    def _expand(self, queries, lo, hi, row_of) -> tuple[np.ndarray, np.ndarray]:
+        q_parts, r_parts = [], []
+        for which, pos in _ranges(lo, hi, _JOIN_ROWS):
+            q_parts.append(queries[which])
+            r_parts.append(np.asarray(row_of[pos], dtype=np.int64))
+        if not q_parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        q, r = np.concatenate(q_parts), np.concatenate(r_parts)
+        keep = self._alive(r)
+        return q[keep], r[keep]
+
+    def title_candidates(self, plan: QueryPlan):
+        """(query row, live entry row) of every pair that may have ``S > t``: a superset of them
+        (the plan's key ranges, then the signature bounds). Rows failing the bound of the first
+        signature word (copied into the postings) go before the second word is read."""
+        empty = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if self.n == 0 or len(plan.starts) == 0:
+            return empty
+        qs, q_sig, t = plan.sets, plan.sig, plan.t
+        q_of, starts, stops = plan.q_of, plan.starts, plan.stops
+        lo = np.searchsorted(self.post_key, starts)
+        hi = np.searchsorted(self.post_key, stops, side="right")
+        mask = np.int64(BASE - 1)
+        pairs = []
+        for which, j in _ranges(lo, hi, _JOIN_ROWS):
+            q = q_of[which]
+            y = np.asarray(self.post_key[j]) & mask
+            xs = qs.sizes[q]
+            need = t * (2 * np.minimum(xs, y) + np.maximum(xs, y)) / (2.0 + t) - _EPS
+            # both sides' first-word bounds at once (x - |X - Y| > need and y - |Y - X| > need
+            # imply x + y - popcount(X ^ Y) > 2·need): ~5 % pass, on postings read in order
+            keep = np.flatnonzero(
+                xs + y - np.bitwise_count(q_sig[0][q] ^ np.asarray(self.post_sig[j])) > 2 * need
+            )
+            q, j, y, xs, need = q[keep], j[keep], y[keep], xs[keep], need[keep]
+            r = np.asarray(self.post_row[j], dtype=np.int64)
+            sig = np.asarray(self.sig[r])
+            q0, q1 = q_sig[0][q], q_sig[1][q]
+            ub_q = xs - _missing(q0, sig[:, 0]) - _missing(q1, sig[:, 1])
+            ub_e = y - _missing(sig[:, 0], q0) - _missing(sig[:, 1], q1)
+            keep = np.minimum(ub_q, ub_e) > need
+            pairs.append(q[keep] * np.int64(self.n) + r[keep])
+        if not pairs:
+            return empty
+        pair = _sorted_unique(np.concatenate(pairs))
+        q, r = pair // self.n, pair % self.n
+        keep = self._alive(r)
+        return q[keep], r[keep]
+
+
+# --------------------------------------------------------------------------- overlap
+
+
+def pair_overlap(a: _Sets, a_rows: np.ndarray, b: _Sets, b_rows: np.ndarray, space: int) -> np.ndarray:
+    """``|A ∩ B|`` of each pair (``a`` row, ``b`` row), both sets as ranks of one order."""
+    n = len(a_rows)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    keys = []
+    for sets, rows in ((a, a_rows), (b, b_rows)):
+        sizes = sets.sizes[rows]
+        total = int(sizes.sum())
+        pair = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        idx = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        idx += np.repeat(sets.offsets[rows], sizes)
+        keys.append(pair * np.int64(space) + sets.ranks[idx])
+    key = np.sort(np.concatenate(keys))
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    return np.bincount(key[dup] // np.int64(space), minlength=n)
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class Side:
+    """One kind of item of an index (bibliography entries, or papers as link targets): its
+    segments, each with the name of its current dead list."""
+
+    def __init__(self, index: TitleIndex, listed: list[dict]):
+        self.index = index
+        self.segments: list[tuple[str, Segment, str | None]] = []
+        for seg in listed:
+            path = index.root / seg["name"]
+            dead = np.load(path / seg["dead"]) if seg["dead"] else None
+            self.segments.append((seg["name"], Segment(path, dead), seg["dead"]))
+        self.new_dead: dict[str, np.ndarray] = {}
+
+    @property
+    def live(self) -> int:
+        return sum(s.live for _, s, _ in self.segments)
+
+    def add(self, items: pl.DataFrame) -> None:
+        """A new segment of ``items`` (ENTRY_FIELDS; their titles' grams get ranks first)."""
+        if items.height == 0:
+            return
+        self.index.extend_order(items["norm_title"].fill_null("").to_list())
+        name = f"seg-{uuid.uuid4().hex}"
+        Segment.build(self.index.root / name, items, self.index.order, self.index.t)
+        self.segments.append((name, Segment(self.index.root / name), None))
+
+    def kill(self, i: int, rows: np.ndarray) -> None:
+        """Mark rows of segment ``i`` dead (their items left the corpus)."""
+        if len(rows) == 0:
+            return
+        name, seg, _ = self.segments[i]
+        seg.dead = _sorted_unique(np.concatenate([seg.dead, np.asarray(rows, np.int64)]))
+        self.new_dead[name] = seg.dead
+
+    def kill_citing(self, citing_ids: pl.Series) -> int:
+        """Kill every live item of these citing ids (for papers: their own ids); return how many."""
+        if len(citing_ids) == 0:
+            return 0
+        q = fixed_bytes(citing_ids)
+        killed = 0
+        for i, (_, seg, _) in enumerate(self.segments):
+            rows = seg.rows_of_citing(q)
+            self.kill(i, rows)
+            killed += len(rows)
+        return killed
+
+    def fields(self, i: int, rows: np.ndarray) -> pl.DataFrame:
+        """ENTRY_FIELDS of rows of segment ``i`` (empty ids as null)."""
+        seg = self.segments[i][1]
+        rows = np.asarray(rows, np.int64)
+        frame = pl.DataFrame({name: seg.column(name).take(rows) for name in ENTRY_FIELDS})
+        frame = frame.with_columns(pl.Series("link_t", np.asarray(seg.link_t[rows]), dtype=pl.Float64))
+        return frame.with_columns(
+            [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in ("arxiv_id", "doi")]
+        )
+
+    def live_fields(self, i: int) -> pl.DataFrame:
+        seg = self.segments[i][1]
+        return self.fields(i, np.flatnonzero(seg._alive(np.arange(seg.n))))
+
+    def match_arxiv(self, ids: pl.Series) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Per segment (index, query row, item row) of live items naming these arXiv ids."""
+        q = fixed_bytes(ids)
+        return [(i, *seg.rows_of_arxiv(q)) for i, (_, seg, _) in enumerate(self.segments)]
+
+    def match_doi(self, dois: pl.Series) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        return [(i, *seg.rows_of_doi(dois)) for i, (_, seg, _) in enumerate(self.segments)]
+
+    def match_titles(self, titles: list[str]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per segment (index, query row, item row, score) of live items with ``S > t`` against a
+        query title (normalised; its grams must be ranked: :meth:`TitleIndex.extend_order`)."""
+        order, t = self.index.order, self.index.t
+        qs = order.sets(titles)
+        plan = QueryPlan.of(qs, t)
+        space = order.vocab.bound
+        out = []
+        for i, (_, seg, _) in enumerate(self.segments):
+            q, r = seg.title_candidates(plan)
+            if len(q) == 0:
+                continue
+            rows, inv = np.unique(r, return_inverse=True)
+            es = order.sets(seg.column("norm_title").take(rows).to_list())
+            inter = pair_overlap(qs, q, es, inv, space)
+            score = score_from_counts(inter, qs.sizes[q], es.sizes[inv])
+            ok = score > t
+            out.append((i, q[ok], r[ok], score[ok]))
+        return out
+
+    def compact(self) -> None:
+        """Merge ``FANOUT`` segments of one size tier (and rewrite mostly dead ones)."""
+        while True:
+            tiers: dict[int, list[int]] = {}
+            for i, (_, seg, _) in enumerate(self.segments):
+                if seg.live == 0 or len(seg.dead) * 2 > seg.n:
+                    tiers.setdefault(-1, []).append(i)  # rewrite alone (or drop when empty)
+                    continue
+                tier = int(math.log(seg.live / TIER0, FANOUT)) if seg.live >= TIER0 else 0
+                tiers.setdefault(tier, []).append(i)
+            group = tiers.get(-1, [])[:1]
+            if not group:
+                for _tier, members in sorted(tiers.items()):
+                    total = sum(self.segments[i][1].live for i in members[:FANOUT])
+                    if len(members) >= FANOUT and total <= MAX_SEGMENT:
+                        group = members[:FANOUT]
+                        break
+            if not group:
+                return
+            name = f"seg-{uuid.uuid4().hex}"
+            Segment.merge(self.index.root / name, [self.segments[i][1] for i in group])
+            for i in group:
+                self.index.obsolete_paths.append(self.index.root / self.segments[i][0])
+                self.new_dead.pop(self.segments[i][0], None)
+            self.segments = [s for k, s in enumerate(self.segments) if k not in group]
+            merged = Segment(self.index.root / name)
+            if merged.n:
+                self.segments.append((name, merged, None))
+            else:
+                self.index.obsolete_paths.append(self.index.root / name)
+
+    def manifest(self) -> list[dict]:
+        """Write the new dead lists; the segments as the manifest lists them."""
+        out = []
+        for k, (name, seg, dead_name) in enumerate(self.segments):
+            if name in self.new_dead:
+                if dead_name:
+                    self.index.obsolete_paths.append(self.index.root / name / dead_name)
+                dead_name = f"dead-{uuid.uuid4().hex}.npy"
+                _save(self.index.root / name / dead_name, self.new_dead.pop(name))
+                self.segments[k] = (name, seg, dead_name)
+            out.append({"name": name, "items": seg.n, "dead": dead_name})
+        return out
+
+
+class TitleIndex:
+    """A shard's index: bibliography ``entries`` (probed by new link targets) and link targets,
+    ``papers`` (probed by new entries), under one gram order, as named by a manifest.
+
+    Changes write new files only; :meth:`manifest` names the new state and ``obsolete_paths``
+    the files it no longer uses (to delete once the manifest is committed)."""
+
+    SIDES = ("entries", "papers")
+
+    def __init__(self, root: Path, manifest: dict | None, t: float):
+        self.root = root
+        self.t = t
+        self.obsolete_paths: list[Path] = []
+        self.old_order = manifest["order"] if manifest else None
+        if manifest is None:
+            self.order = GramOrder.freeze([])
+            self.order_name: str | None = None
+            self.entries, self.papers = Side(self, []), Side(self, [])
+            return
+        if manifest.get("t") != t:
+            raise ValueError(f"index built for threshold {manifest.get('t')}, asked for {t}")
+        self.order_name = manifest["order"]
+        self.order = GramOrder.load(root / self.order_name)
+        self.entries, self.papers = Side(self, manifest["entries"]), Side(self, manifest["papers"])
+
+    def extend_order(self, titles: list[str]) -> None:
+        """Rank the grams of these titles not ranked yet (before their sets are computed)."""
+        if self.order.extend(titles):
+            self.order_name = None
+
+    def refreeze(self, titles: list[str]) -> None:
+        """A new frequency order from ``titles``; every segment is rebuilt in it from its own
+        live items (call it when the corpus has outgrown the order, see the module doc)."""
+        frames = {}
+        for name in self.SIDES:
+            side = getattr(self, name)
+            frames[name] = [side.live_fields(i) for i in range(len(side.segments))]
+            self.obsolete_paths += [self.root / seg for seg, _, _ in side.segments]
+            side.segments, side.new_dead = [], {}
+        self.order = GramOrder.freeze(titles)
+        self.order_name = None
+        for name in self.SIDES:
+            for frame in frames[name]:
+                getattr(self, name).add(frame)
+
+    def manifest(self) -> dict:
+        """Write what is new (order, dead lists) and return the manifest naming this state."""
+        if self.order_name is None:
+            self.order_name = f"order-{uuid.uuid4().hex}"
+            self.order.save(self.root / self.order_name)
+            if self.old_order:
+                self.obsolete_paths.append(self.root / self.old_order)
+        return {
+            "t": self.t,
+            "order": self.order_name,
+            "titles": self.order.titles,
+            "entries": self.entries.manifest(),
+            "papers": self.papers.manifest(),
+        }
+
+    def named(self) -> set[str]:
+        """Every file or directory name the manifest uses at the top of the index directory."""
+        return {
+            self.order_name or "",
+            *(n for side in (self.entries, self.papers) for n, _, _ in side.segments),
+        }
+
+
+def remove_paths(paths: list[Path]) -> None:
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)

@@ -1,0 +1,383 @@
+"""The citation graph: edges from bibliography links and arXiv ids in full text, and its statistics.
+
+Edges (``citing_id, cited_id, via, score, mentions``) come from two sources:
+
+* bibliography links (:mod:`corpus.graph.linking`: via ``arxiv_id | doi | title``);
+* arXiv ids found in a paper's full text (arxiv-as-a-dataset-paper.txt §2.3, via
+  ``fulltext_id``), found by :func:`corpus.ingest.arxiv_ids.find_arxiv_ids`.
+
+Statistics follow Table 2 of arxiv-as-a-dataset-paper.txt: nodes, edges, mean
+degree ``<k> = 2E/N``, power-law exponents of the in- and out-degree
+distributions (discrete maximum likelihood of Clauset, Shalizi & Newman 2009,
+``x_min`` chosen by the smallest Kolmogorov-Smirnov distance, as the ``powerlaw``
+package the paper used does), the share of nodes in the largest weakly
+connected component and the share of isolated nodes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+VIA_ORDER = ("arxiv_id", "doi", "title", "fulltext_id")
+EDGE_SCHEMA = {
+    "citing_id": pl.String,
+    "cited_id": pl.String,
+    "via": pl.String,
+    "score": pl.Float64,
+    "mentions": pl.Int64,
+}
+_VIA_RANK = {v: i for i, v in enumerate(VIA_ORDER)}
+
+
+class GraphInputError(ValueError):
+    """An input frame lacks a column the graph needs."""
+
+
+def _need(frame: pl.DataFrame, name: str, cols: list[str]) -> None:
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise GraphInputError(f"{name} frame lacks column(s) {missing}; has {frame.columns}")
+
+
+# ---------------------------------------------------------------------------
+# Edges
+# ---------------------------------------------------------------------------
+
+
+def _lexical_codes(*columns: pl.Series) -> tuple[list[np.ndarray], pl.Series]:
+    """Strings of ``columns`` as int64 codes shared by all of them, in string order, and the
+    distinct strings (``names[code]``); null is -1.
+
+    One hashing pass per column (a cast to an Enum of the sorted distinct strings, whose
+    physical codes are then in string order) and a sort of the distinct strings only: sorting,
+    joining or de-duplicating the codes instead of the strings of every row is what keeps the
+    graph build fast and small at millions of edges.
+    """
+    strings = [c.cast(pl.String) for c in columns]
+    names = pl.concat(strings).drop_nulls().unique().sort() if strings else pl.Series([], dtype=pl.String)
+    enum = pl.Enum(names)
+    codes = [s.cast(enum).to_physical().cast(pl.Int64).fill_null(-1).to_numpy() for s in strings]
+    return codes, names
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique`` took ~20 s on 13M int64 here: numpy 2 hashes them)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = a[1:] != a[:-1]
+    return a[keep]
+
+
+def _via_rank(via: pl.Series) -> pl.Series:
+    """``VIA_ORDER`` index of each ``via``; null stays null, an unknown value is -1."""
+    via = via.cast(pl.String)
+    ranked = via.replace_strict(_VIA_RANK, default=-1, return_dtype=pl.Int8)
+    return pl.select(pl.when(via.is_null()).then(None).otherwise(ranked)).to_series()
+
+
+def build_edges(links: pl.DataFrame, fulltext: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One edge per (citing_id, cited_id) from bib links and full-text id hits, sorted by the pair.
+
+    ``links[citing_id, cited_id, via, score]`` (from corpus.graph.linking, optionally with
+    ``mentions`` = inline cite spans of that bib entry, else 0) and
+    ``fulltext[citing_id, cited_id, mentions]`` (:func:`fulltext_id_edges`).
+    De-duplication: ``via`` is the strongest evidence in the order
+    arxiv_id > doi > title > fulltext_id and ``score`` the best score of that
+    evidence (1.0 for ids); ``mentions`` is the sum over all bib entries of the
+    pair plus the full-text occurrences.  Self-loops and rows without both ids are dropped.
+    Ids are worked on as integer codes (:func:`_lexical_codes`), never as sorted strings.
+    """
+    _need(links, "links", ["citing_id", "cited_id", "via", "score"])
+    sources = [links]
+    if fulltext is not None:
+        _need(fulltext, "fulltext", ["citing_id", "cited_id", "mentions"])
+        sources.append(fulltext)
+    codes, names = _lexical_codes(*(f[c] for f in sources for c in ("citing_id", "cited_id")))
+    n_names = max(len(names), 1)
+    parts = []
+    for i, frame in enumerate(sources):
+        src, dst = codes[2 * i], codes[2 * i + 1]
+        keep = (src >= 0) & (dst >= 0) & (src != dst)
+        if frame is links:
+            rank = _via_rank(links["via"])
+            score = links["score"].cast(pl.Float64)
+            mentions = (
+                links["mentions"] if "mentions" in links.columns else pl.repeat(0, links.height, eager=True)
+            )
+        else:
+            rank = pl.repeat(_VIA_RANK["fulltext_id"], frame.height, dtype=pl.Int8, eager=True)
+            score = pl.repeat(1.0, frame.height, dtype=pl.Float64, eager=True)
+            mentions = frame["mentions"]
+        part = pl.DataFrame(
+            {
+                "key": src * n_names + dst,
+                "_r": rank,
+                "score": score,
+                "mentions": mentions.cast(pl.Int64).fill_null(0),
+            }
+        ).filter(pl.Series(keep))
+        if (part["_r"] == -1).any():
+            via = links["via"].cast(pl.String).filter(pl.Series(keep))
+            bad = via.filter(~via.is_in(list(VIA_ORDER))).unique().to_list()
+            raise GraphInputError(f"unknown via value(s) {bad}; expected {VIA_ORDER}")
+        parts.append(part)
+        del src, dst, keep
+    del codes
+    rows = pl.concat(parts).sort(["key", "_r", "score"], descending=[False, False, True])
+    del parts
+    key = rows["key"].to_numpy()
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    starts = np.flatnonzero(first)
+    del first
+    mentions = np.add.reduceat(rows["mentions"].to_numpy(), starts) if len(starts) else np.zeros(0, np.int64)
+    head = pl.Series(starts)
+    key = key[starts]
+    return pl.DataFrame(
+        {
+            "citing_id": names.gather(key // n_names),
+            "cited_id": names.gather(key % n_names),
+            "via": pl.Series(VIA_ORDER, dtype=pl.String).gather(rows["_r"].gather(head)),
+            "score": rows["score"].gather(head),
+            "mentions": mentions,
+        }
+    ).cast(EDGE_SCHEMA)
+
+
+# ---------------------------------------------------------------------------
+# Degrees, components
+# ---------------------------------------------------------------------------
+
+
+def _index(edges: pl.DataFrame, nodes: pl.Series) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Node count, (src, dst) as node indices (string order) of distinct non-loop edges, and the
+    distinct non-loop edges dropped for an end that is not a node (rows lacking an id are ignored)."""
+    _need(edges, "edges", ["citing_id", "cited_id"])
+    ids = nodes.cast(pl.String).drop_nulls()
+    (node_codes, src, dst), names = _lexical_codes(ids, edges["citing_id"], edges["cited_id"])
+    node_codes = _distinct(node_codes)
+    n, k = len(node_codes), max(len(names), 1)
+    node_of = np.full(len(names), -1, dtype=np.int64)
+    node_of[node_codes] = np.arange(n, dtype=np.int64)
+    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    src, dst = src[keep], dst[keep]
+    del keep
+    inside = (node_of[src] >= 0) & (node_of[dst] >= 0)
+    outside = len(_distinct(src[~inside] * k + dst[~inside]))
+    key = _distinct(src[inside] * k + dst[inside])
+    del src, dst, inside
+    return n, node_of[key // k], node_of[key % k], outside
+
+
+def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Component label (its smallest node index) of every node: vectorised union-find.
+
+    Each round hooks, for every edge joining two trees, the larger root under the
+    smaller one, then compresses every path to its root; roots only ever point to
+    smaller roots, so no cycle forms, and the loop ends when no edge joins two trees.
+    An edge then stands for the edge between its two old roots (its ends are in their
+    trees already), so each round reads only the edges that joined two trees in the last.
+    """
+    parent = np.arange(n, dtype=np.int64)
+    while True:
+        pu, pv = parent[src], parent[dst]
+        diff = pu != pv
+        if not diff.any():
+            return parent
+        lo, hi = np.minimum(pu[diff], pv[diff]), np.maximum(pu[diff], pv[diff])
+        np.minimum.at(parent, hi, lo)
+        while True:
+            grand = parent[parent]
+            if np.array_equal(grand, parent):
+                break
+            parent = grand
+        src, dst = lo, hi
+
+
+# ---------------------------------------------------------------------------
+# Discrete power law (Clauset, Shalizi & Newman 2009)
+# ---------------------------------------------------------------------------
+
+# Bernoulli numbers B2, B4, ..., B16 for the Euler-Maclaurin tail.
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def hurwitz_zeta(s: float, q: np.ndarray | float) -> np.ndarray:
+    """``ζ(s, q) = Σ_{k>=0} (q + k)^-s`` for ``s > 1``, ``q > 0`` (Euler-Maclaurin, ~1e-13 relative)."""
+    if s <= 1:
+        raise ValueError(f"Hurwitz zeta needs s > 1, got {s}")
+    q = np.asarray(q, dtype=np.float64)
+    n_terms = 12
+    k = np.arange(n_terms, dtype=np.float64)
+    head = np.sum((q[..., None] + k) ** -s, axis=-1)
+    a = q + n_terms
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a**-s
+    fact = 1.0  # (2j)!
+    rising = s  # s (s+1) ... (s+2j-2)
+    for j, b in enumerate(_BERNOULLI, start=1):
+        fact *= (2 * j - 1) * (2 * j)
+        tail = tail + b / fact * rising * a ** (-s - 2 * j + 1)
+        rising *= (s + 2 * j - 1) * (s + 2 * j)
+    return head + tail
+
+
+class PowerLawFit(NamedTuple):
+    alpha: float  # exponent of p(k) ∝ k^-alpha for k >= xmin
+    xmin: int
+    n_tail: int  # degrees >= xmin used in the fit
+    ks: float  # Kolmogorov-Smirnov distance of the fit on the tail
+
+
+def _mle_alpha(n: int, sum_log: float, xmin: int) -> float:
+    """Maximise ``-n log ζ(α, xmin) - α Σ log x`` over α in (1, 10] (golden section); a
+    result at the upper end (10) means the tail falls faster than any power law."""
+
+    def nll(a: float) -> float:
+        return n * math.log(float(hurwitz_zeta(a, xmin))) + a * sum_log
+
+    lo, hi = 1.0 + 1e-6, 10.0
+    g = (math.sqrt(5) - 1) / 2
+    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+    fc, fd = nll(c), nll(d)
+    for _ in range(80):
+        if fc < fd:
+            hi, d, fd = d, c, fc
+            c = hi - g * (hi - lo)
+            fc = nll(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + g * (hi - lo)
+            fd = nll(d)
+    return (lo + hi) / 2
+
+
+def _fit_tail(values: np.ndarray, counts: np.ndarray, xmin: int) -> PowerLawFit:
+    """Fit the tail given as distinct values (ascending, all >= xmin) and their counts."""
+    n = int(counts.sum())
+    if len(values) < 2:
+        return PowerLawFit(float("nan"), int(xmin), n, float("nan"))
+    alpha = _mle_alpha(n, float((np.log(values) * counts).sum()), int(xmin))
+    emp = np.cumsum(counts) / n  # P(X <= x) on the tail
+    model = 1.0 - hurwitz_zeta(alpha, values + 1.0) / hurwitz_zeta(alpha, float(xmin))
+    return PowerLawFit(alpha, int(xmin), n, float(np.max(np.abs(emp - model))))
+
+
+def powerlaw_fit(degrees: np.ndarray, xmin: int | None = None, min_tail: int = 50) -> PowerLawFit:
+    """Discrete power-law fit of positive degrees (zeros are never part of a power law).
+
+    With ``xmin=None`` every observed degree whose tail holds at least ``min_tail``
+    values (all of them if fewer exist) is tried and the one with the smallest KS
+    distance wins (Clauset et al. §3.3; ``min_tail`` **choice**: tails of a few
+    points give meaningless exponents).  NaN alpha when the tail has fewer than
+    two distinct values (no maximum).
+    """
+    d = np.asarray(degrees, dtype=np.int64)
+    values, counts = np.unique(d[d > 0], return_counts=True)
+    values = values.astype(np.float64)
+    if xmin is not None:
+        keep = values >= xmin
+        return _fit_tail(values[keep], counts[keep], int(xmin))
+    if len(values) == 0:
+        return PowerLawFit(float("nan"), 1, 0, float("nan"))
+    tail_n = np.cumsum(counts[::-1])[::-1]  # values >= values[j]
+    need = min(min_tail, int(tail_n[0]))
+    best: PowerLawFit | None = None
+    for j in range(len(values) - 1):
+        if tail_n[j] < need:
+            break  # tails only shrink from here on
+        fit = _fit_tail(values[j:], counts[j:], int(values[j]))
+        if best is None or fit.ks < best.ks:
+            best = fit
+    return best if best is not None else _fit_tail(values, counts, int(values[0]))
+
+
+# ---------------------------------------------------------------------------
+# Statistics and the plot
+# ---------------------------------------------------------------------------
+
+
+def degrees(
+    edges: pl.DataFrame, nodes: pl.Series
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """(in-degree, out-degree, src, dst, dropped) over ``nodes``; edges to non-nodes are dropped."""
+    n, src, dst, dropped = _index(edges, nodes)
+    return np.bincount(dst, minlength=n), np.bincount(src, minlength=n), src, dst, dropped
+
+
+def graph_stats(edges: pl.DataFrame, nodes: pl.Series, min_tail: int = 50) -> dict:
+    """Table 2 of arxiv-as-a-dataset-paper.txt for the graph (edges restricted to ``nodes``).
+
+    Keys: ``nodes``, ``edges`` (distinct directed pairs, no self-loops),
+    ``mean_degree`` (2E/N: in + out), ``alpha_in``, ``alpha_out``, ``xmin_in``,
+    ``xmin_out`` (see :func:`powerlaw_fit`), ``wcc_share`` (nodes in the largest
+    weakly connected component / N), ``isolated_share`` (in = out = 0) and
+    ``edges_outside`` (edges with an end that is not a node, left out).
+    """
+    n, src, dst, dropped = _index(edges, nodes)
+    if n == 0:
+        raise GraphInputError("graph_stats needs at least one node")
+    return {**table2(np.ones(n, dtype=bool), src, dst, min_tail), "edges_outside": dropped}
+
+
+def table2(is_node: np.ndarray, src: np.ndarray, dst: np.ndarray, min_tail: int = 50) -> dict:
+    """Table 2 of a graph given as integer codes: ``is_node[code]`` marks the nodes (other codes
+    are ignored), ``src -> dst`` the distinct non-loop edges between nodes. See graph_stats."""
+    k_in, k_out = code_degrees(len(is_node), src, dst)
+    labels = weak_components(len(is_node), src, dst)
+    nodes = np.flatnonzero(is_node)
+    n = len(nodes)
+    if n == 0:
+        raise GraphInputError("graph statistics need at least one node")
+    k_in, k_out = k_in[nodes], k_out[nodes]
+    fit_in, fit_out = powerlaw_fit(k_in, min_tail=min_tail), powerlaw_fit(k_out, min_tail=min_tail)
+    return {
+        "nodes": n,
+        "edges": len(src),
+        "mean_degree": 2.0 * len(src) / n,
+        "alpha_in": fit_in.alpha,
+        "alpha_out": fit_out.alpha,
+        "xmin_in": fit_in.xmin,
+        "xmin_out": fit_out.xmin,
+        "wcc_share": float(np.bincount(labels[nodes]).max() / n),
+        "isolated_share": float(np.mean((k_in == 0) & (k_out == 0))),
+    }
+
+
+def code_degrees(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(in-degree, out-degree) of codes ``0..n-1``."""
+    return np.bincount(dst, minlength=n), np.bincount(src, minlength=n)
+
+
+def degree_plot_png(edges: pl.DataFrame, nodes: pl.Series) -> bytes:
+    """PNG of P(k) for in- and out-degrees on log-log axes (zero degrees cannot be shown)."""
+
+    k_in, k_out, *_ = degrees(edges, nodes)
+    return degree_plot_from(k_in, k_out)
+
+
+def degree_plot_from(k_in: np.ndarray, k_out: np.ndarray) -> bytes:
+    """:func:`degree_plot_png` from the nodes' in- and out-degrees."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 4.5), dpi=100, layout="constrained")  # room for the axis labels
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    n = max(len(k_in), 1)
+    for k, label, marker in ((k_in, "in-degree", "o"), (k_out, "out-degree", "s")):
+        values, counts = np.unique(k[k > 0], return_counts=True)
+        if len(values):
+            ax.loglog(values, counts / n, marker, ms=4, alpha=0.7, label=label)
+    ax.set_xlabel("degree k")
+    ax.set_ylabel("P(k)")
+    ax.set_title(f"Degree distributions ({len(k_in):,} nodes)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

@@ -1,0 +1,620 @@
+"""arXiv e-prints: unpack without trusting them, find the main .tex, inline its inputs.
+
+An e-print is whatever the submitter uploaded, served as a gzip'd tar, a gzip'd
+single file (usually one .tex) or a bare PDF. Nothing in it is trusted:
+
+* members are written by this module itself (never ``TarFile.extract``), only
+  regular files and directories, at validated relative paths under ``scratch``;
+  absolute names, ``..`` components and links that leave the tree fail the paper,
+  links that stay inside are skipped and flagged;
+* the decompressed stream, each file and the member count are capped, so a gzip
+  bomb stops at the cap instead of filling the disk;
+* every problem comes back as a :class:`Failure` (short code + message), never
+  as an exception, so one bad paper cannot crash a partition.
+
+:func:`assemble_source` then inlines ``\\input`` / ``\\include`` / ``\\subfile`` /
+``\\import`` (comments stripped first, so commented-out inputs are not followed),
+with a depth limit and loop detection, and gathers the ``.bbl`` and ``.bib`` texts.
+An e-print whose document only wraps a PDF (``\\includepdf`` of the paper, a line of
+its own at most) has no LaTeX text to parse: :func:`load_eprint` says ``pdf_wrapper``.
+Files that are not UTF-8 are decoded as latin-1 (every byte maps to a character,
+so nothing is lost) and named in ``LatexSource.non_utf8``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import re
+import shutil
+import tarfile
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
+
+_BLOCK = 512
+_CHUNK = 1 << 16
+_JUNK_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+class UnpackLimits(BaseModel):
+    """Caps on what one e-print may unpack to (arXiv itself caps uploads at 50 MB compressed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_total_bytes: int = 512 * 1024 * 1024  # all files together, decompressed
+    max_file_bytes: int = 128 * 1024 * 1024  # one file
+    max_files: int = 10_000  # members, directories included
+    max_name_length: int = 1024
+
+
+class Failure(BaseModel):
+    """Why a paper could not be unpacked or parsed: a machine-friendly code and a message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    message: str
+
+
+class EprintError(Exception):
+    """A per-paper failure raised inside the LaTeX path; carries a :class:`Failure`-style code."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def failure(self) -> Failure:
+        return Failure(code=self.code, message=self.message)
+
+
+class UnpackResult(BaseModel):
+    kind: EprintKind
+    files: list[str] = Field(default_factory=list)  # relative POSIX paths written under scratch
+    skipped: list[str] = Field(default_factory=list)  # "name: reason" for members not written
+    bytes_written: int = 0
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+class LatexSource(BaseModel):
+    """One paper's LaTeX, ready for :func:`corpus.parse.latex.parse_latex`."""
+
+    main: str  # relative path of the main file
+    text: str  # main file with inputs inlined and comments stripped
+    bbl: str | None = None  # the .bbl matching the main file (comments stripped)
+    bib: list[str] = Field(default_factory=list)  # .bib texts (used only when there is no .bbl)
+    files: list[str] = Field(default_factory=list)  # every .tex file read, in order
+    non_utf8: list[str] = Field(default_factory=list)  # files decoded as latin-1
+    warnings: list[str] = Field(default_factory=list)  # missing inputs and the like
+
+
+class _Abort(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.failure = Failure(code=code, message=message)
+
+
+class _CappedReader:
+    """A read()-able stream that raises once more than ``cap`` bytes came out of it."""
+
+    def __init__(self, raw, cap: int, prefix: bytes = b""):
+        self.raw, self.cap, self.prefix, self.count = raw, cap, prefix, 0
+
+    def read(self, n: int = -1) -> bytes:
+        if self.prefix:
+            if n is None or n < 0:
+                data, self.prefix = self.prefix + self.raw.read(), b""
+            else:
+                data, self.prefix = self.prefix[:n], self.prefix[n:]
+                if len(data) < n:
+                    data += self.raw.read(n - len(data))
+        else:
+            data = self.raw.read(n if n is not None else -1)
+        self.count += len(data)
+        if self.count > self.cap:
+            raise _Abort("too_large", f"decompressed stream exceeds {self.cap} bytes")
+        return data
+
+
+def _looks_like_tar(block: bytes) -> bool:
+    if len(block) < _BLOCK:
+        return False
+    if block[257:262] == b"ustar":
+        return True
+    try:  # v7 tar: no magic, but the header checksum must match
+        stored = int(block[148:156].split(b"\0", 1)[0].strip() or b"-1", 8)
+    except ValueError:
+        return False
+    return stored == sum(block[:148]) + 8 * 32 + sum(block[156:_BLOCK])
+
+
+def _is_texty(sample: bytes) -> bool:
+    return b"\0" not in sample[:8192]
+
+
+def _safe_relpath(name: str, limits: UnpackLimits) -> PurePosixPath | None:
+    """The member's relative path, or None if it is the archive root ("./")."""
+    if len(name) > limits.max_name_length or "\0" in name:
+        raise _Abort("unsafe_path", f"member name too long or with NUL: {name[:80]!r}")
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        raise _Abort("unsafe_path", f"absolute member path: {name!r}")
+    parts = [p for p in re.split(r"[/\\]", name) if p not in ("", ".")]
+    if ".." in parts:
+        raise _Abort("unsafe_path", f"member path leaves the archive: {name!r}")
+    return PurePosixPath(*parts) if parts else None
+
+
+def _is_junk(rel: PurePosixPath) -> bool:
+    """macOS resource forks (``._x``, ``__MACOSX/``) and Finder files carry no LaTeX."""
+    return rel.name.startswith("._") or rel.name in _JUNK_NAMES or "__MACOSX" in rel.parts
+
+
+def _link_stays_inside(rel: PurePosixPath, target: str, hard: bool) -> bool:
+    if not target or target.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", target):
+        return False
+    base = PurePosixPath() if hard else rel.parent
+    depth = len(base.parts)
+    for part in re.split(r"[/\\]", target):
+        if part in ("", "."):
+            continue
+        depth = depth - 1 if part == ".." else depth + 1
+        if depth < 0:
+            return False
+    return True
+
+
+class _Writer:
+    """Writes files under ``root`` only, counting bytes and files against the limits."""
+
+    def __init__(self, root: Path, limits: UnpackLimits, dry: bool = False):
+        self.root, self.limits, self.dry = root, limits, dry
+        self.real_root = root.resolve()
+        self.files: list[str] = []
+        self.skipped: list[str] = []
+        self.total = 0
+        self.members = 0
+
+    def count_member(self) -> None:
+        self.members += 1
+        if self.members > self.limits.max_files:
+            raise _Abort("too_many_files", f"more than {self.limits.max_files} members")
+
+    def _target(self, rel: PurePosixPath) -> Path:
+        path = self.root.joinpath(*rel.parts)
+        parent = path.parent.resolve()
+        if parent != self.real_root and self.real_root not in parent.parents:
+            raise _Abort("unsafe_path", f"member resolves outside the scratch dir: {rel}")
+        return path
+
+    def mkdir(self, rel: PurePosixPath) -> None:
+        path = self._target(rel)
+        if self.dry:
+            return
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _Abort("bad_member", f"cannot create directory {rel}: {exc}") from exc
+
+    def write(self, rel: PurePosixPath, stream, declared: int | None) -> None:
+        cap = self.limits.max_file_bytes
+        if declared is not None and declared > cap:
+            raise _Abort("too_large", f"{rel} declares {declared} bytes (cap {cap})")
+        if declared is not None and self.total + declared > self.limits.max_total_bytes:
+            raise _Abort("too_large", f"archive exceeds {self.limits.max_total_bytes} bytes")
+        if self.dry:  # validation pass: trust nothing but the declared size, write nothing
+            self.total += declared or 0
+            self.files.append(rel.as_posix())
+            return
+        if rel.parent.parts:
+            self.mkdir(rel.parent)
+        path = self._target(rel)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            raise _Abort("bad_member", f"cannot write {rel}: {exc}") from exc
+        size = 0
+        with os.fdopen(fd, "wb") as out:
+            while block := stream.read(_CHUNK):
+                size += len(block)
+                if size > cap or self.total + size > self.limits.max_total_bytes:
+                    raise _Abort("too_large", f"{rel} grows past the size cap")
+                out.write(block)
+        self.total += size
+        key = rel.as_posix()
+        if key not in self.files:
+            self.files.append(key)
+
+
+def _clear(scratch: Path) -> None:
+    for child in scratch.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()
+
+
+def _unpack_tar(stream, writer: _Writer) -> None:
+    seen_any = False
+    try:
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for member in tar:
+                seen_any = True
+                _unpack_member(tar, member, writer)
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise _Abort("corrupt", f"damaged or unreadable tar: {exc}") from exc
+    if not seen_any:
+        raise _Abort("empty", "tar archive has no members")
+
+
+def _unpack_member(tar: tarfile.TarFile, member: tarfile.TarInfo, writer: _Writer) -> None:
+    writer.count_member()
+    rel = _safe_relpath(member.name, writer.limits)
+    if rel is None:
+        return
+    if member.issym() or member.islnk():
+        if not _link_stays_inside(rel, member.linkname, member.islnk()):
+            raise _Abort("unsafe_link", f"link {rel} -> {member.linkname!r} leaves the archive")
+        writer.skipped.append(f"{rel}: link")
+    elif _is_junk(rel):
+        writer.skipped.append(f"{rel}: junk")
+    elif member.isdir():
+        writer.mkdir(rel)
+    elif member.isreg():
+        writer.write(rel, tar.extractfile(member), member.size)
+    else:  # devices, fifos: nothing a paper needs
+        raise _Abort("unsafe_member", f"special file {rel} (type {member.type!r})")
+
+
+def _open_stream(raw, limits: UnpackLimits) -> tuple[EprintKind, _CappedReader | None]:
+    """Sniff the e-print (gzip or not, then tar/PDF/text) and return a capped stream of it."""
+    head = raw.read(_BLOCK)
+    raw.seek(0)
+    if not head:
+        return "empty", None
+    cap = limits.max_total_bytes + 64 * _CHUNK  # headers and padding on top of the content cap
+    if head[:2] == b"\x1f\x8b":
+        gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        try:
+            first = gz.read(_BLOCK)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _Abort("corrupt", f"bad gzip stream: {exc}") from exc
+        return _classify(first), _CappedReader(gz, cap, prefix=first)
+    kind = _classify(head)
+    return ("tex" if kind == "gzip_tex" else kind), _CappedReader(raw, cap)
+
+
+def unpack_eprint(path: Path, scratch: Path, limits: UnpackLimits | None = None) -> UnpackResult:
+    """Unpack one e-print into ``scratch`` (created; must be empty) and say what it was.
+
+    A tar is read twice: a dry pass checks every header (paths, links, sizes, member
+    count) without writing, so a hostile archive writes nothing at all; only then are
+    files written. Never raises for a bad archive: the result carries ``failure``, and
+    ``scratch`` is left empty.
+    """
+    limits = limits or UnpackLimits()
+    scratch = Path(scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    if any(scratch.iterdir()):
+        raise ValueError(f"scratch directory is not empty: {scratch}")
+    writer = _Writer(scratch, limits)
+    kind: EprintKind = "unknown"
+    try:
+        with open(path, "rb") as raw:
+            kind, stream = _open_stream(raw, limits)
+            if kind == "tar" and stream is not None:
+                dry = _Writer(scratch, limits, dry=True)
+                try:
+                    _unpack_stream(kind, stream, dry)
+                finally:
+                    writer.skipped = dry.skipped
+                raw.seek(0)
+                kind, stream = _open_stream(raw, limits)
+                writer.skipped = []
+            _unpack_stream(kind, stream, writer)
+    except _Abort as abort:
+        _clear(scratch)
+        return UnpackResult(kind=kind, skipped=writer.skipped, failure=abort.failure)
+    except (OSError, EOFError, zlib.error) as exc:
+        _clear(scratch)
+        return UnpackResult(kind=kind, failure=Failure(code="corrupt", message=f"unreadable e-print: {exc}"))
+    return UnpackResult(kind=kind, files=writer.files, skipped=writer.skipped, bytes_written=writer.total)
+
+
+def _classify(first: bytes) -> EprintKind:
+    if not first:
+        return "empty"
+    if first.startswith(b"%PDF"):
+        return "pdf"
+    if first.startswith(b"%!PS"):
+        return "ps"
+    if _looks_like_tar(first) or (len(first) == _BLOCK and not first.strip(b"\0")):
+        return "tar"
+    return "gzip_tex" if _is_texty(first) else "unknown"
+
+
+def _unpack_stream(kind: EprintKind, stream: _CappedReader | None, writer: _Writer) -> None:
+    if kind == "empty" or stream is None:
+        raise _Abort("empty", "e-print is empty or decompresses to nothing")
+    if kind == "pdf":
+        raise _Abort("pdf_only", "the e-print is a PDF: no LaTeX source")
+    if kind == "ps":
+        raise _Abort("ps_only", "the e-print is PostScript: no LaTeX source")
+    if kind == "unknown":
+        raise _Abort("not_tex", "the e-print is neither a tar, a PDF nor text")
+    if kind == "tar":
+        _unpack_tar(stream, writer)
+        if not writer.files:
+            raise _Abort("empty", "tar archive holds no regular files")
+        return
+    writer.count_member()
+    writer.write(PurePosixPath("main.tex"), stream, None)
+
+
+# --------------------------------------------------------------------------- LaTeX files
+
+_COMMENT_RE = re.compile(r"(?<!\\)((?:\\\\)*)%[^\n]*(?:\n(?![ \t]*\n)[ \t]*)?")
+_DOCCLASS_RE = re.compile(r"\\document(?:class|style)\s*[\[{]")
+_BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
+_END_DOC_RE = re.compile(r"\\end\s*\{document\}")
+_INPUT_RE = re.compile(
+    r"\\(?P<cmd>input|include|subfile|subfileinclude)(?![A-Za-z])\s*(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\]+))"
+    r"|\\(?P<icmd>import|subimport|includefrom|subincludefrom|inputfrom|subinputfrom)\*?\s*\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]*)\}"
+)
+_ENDINPUT_RE = re.compile(r"\\endinput(?![A-Za-z])")
+_BIBLIOGRAPHY_RE = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
+_ADDBIB_RE = re.compile(r"\\(?:addbibresource|addglobalbib|bibliography)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
+_MAIN_NAMES = ("main", "ms", "paper", "article", "manuscript", "arxiv")
+_SIDE_WORDS = ("supp", "response", "rebuttal", "cover", "letter", "appendix", "reply")
+
+
+def strip_comments(text: str) -> str:
+    """Remove ``%`` comments as TeX does: a comment also eats its line end and the next
+    line's indentation, except before a blank line (which must stay a paragraph break)."""
+    if "%" not in text:
+        return text
+    return _COMMENT_RE.sub(r"\1", text)
+
+
+def read_text(path: Path) -> tuple[str, bool]:
+    """Decode a source file: UTF-8 (BOM allowed), else latin-1; line ends made ``\\n``.
+
+    Returns (text, fell_back)."""
+    data = path.read_bytes()
+    if b"\r" in data:  # CRLF / CR line ends: blank-line paragraph breaks must still be seen
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), True
+
+
+def _tex_files(root: Path) -> list[Path]:
+    out = []
+    for p in root.rglob("*"):
+        rel = p.relative_to(root)
+        if p.is_symlink() or not p.is_file() or _is_junk(PurePosixPath(rel.as_posix())):
+            continue
+        if p.suffix.lower() in (".tex", ".ltx", ".latex") or (p.suffix == "" and p.name == "main"):
+            out.append(p)
+    return sorted(out)
+
+
+def find_main_tex(root: Path) -> Path | None:
+    """The file with ``\\documentclass`` (or 2.09's ``\\documentstyle``) and ``\\begin{document}``.
+
+    When several qualify (a paper and its supplement), prefer one no other candidate
+    inputs, then conventional names (main, ms, paper), then avoid supplement-like
+    names, then the largest file.
+    """
+    root = Path(root)
+    candidates: list[tuple[Path, str]] = []
+    for path in _tex_files(root):
+        if path.stat().st_size > 32 * 1024 * 1024:
+            continue
+        text = strip_comments(read_text(path)[0])
+        if _DOCCLASS_RE.search(text) and _BEGIN_DOC_RE.search(text):
+            candidates.append((path, text))
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0][0]
+    included: set[str] = set()
+    for _, text in candidates:
+        for m in _INPUT_RE.finditer(text):
+            target = m["arg"] or m["bare"] or m["file"] or ""
+            included.add(PurePosixPath(target.strip()).stem)
+
+    def rank(item: tuple[Path, str]) -> tuple:
+        path, text = item
+        stem = path.stem.lower()
+        return (
+            path.stem in included,
+            stem not in _MAIN_NAMES,
+            any(w in stem for w in _SIDE_WORDS),
+            len(path.relative_to(root).parts),
+            -len(text),
+        )
+
+    return min(candidates, key=rank)[0]
+
+
+def _resolve_input(root: Path, current_dir: Path, name: str) -> Path | None:
+    name = name.strip().strip('"')
+    if not name:
+        return None
+    for base in (current_dir, root):
+        cands = (name,) if name.lower().endswith(".tex") else (name + ".tex", name)
+        for cand in cands:
+            path = (base / cand).resolve()
+            if path.is_file() and (path == root or root in path.parents):
+                return path
+    return None
+
+
+def _body_only(text: str) -> str:
+    """A ``\\subfile`` target is a whole document: keep what is between begin/end document."""
+    begin = _BEGIN_DOC_RE.search(text)
+    if not begin:
+        return text
+    end = _END_DOC_RE.search(text, begin.end())
+    return text[begin.end() : end.start() if end else len(text)]
+
+
+def assemble_source(
+    root: Path,
+    main: Path,
+    max_depth: int = 12,
+    max_chars: int = 40_000_000,
+) -> LatexSource:
+    """Inline every input of ``main`` (relative to ``root``) and gather the bibliography files.
+
+    Raises :class:`EprintError` with code ``input_loop`` (a file that inputs itself,
+    directly or not), ``input_depth`` (nesting beyond ``max_depth``) or
+    ``source_too_large`` (inlined text beyond ``max_chars``, e.g. one file input
+    thousands of times). Missing inputs are warnings, as LaTeX would only warn too.
+    """
+    root = Path(root).resolve()
+    main = Path(main).resolve()
+    src = LatexSource(main=main.relative_to(root).as_posix(), text="")
+    total = [0]
+
+    def load(path: Path, stack: tuple[Path, ...]) -> str:
+        if path in stack:
+            chain = " -> ".join(p.relative_to(root).as_posix() for p in (*stack, path))
+            raise EprintError("input_loop", f"input loop: {chain}")
+        if len(stack) > max_depth:
+            raise EprintError("input_depth", f"inputs nested deeper than {max_depth}")
+        raw, fell_back = read_text(path)
+        rel = path.relative_to(root).as_posix()
+        if fell_back and rel not in src.non_utf8:
+            src.non_utf8.append(rel)
+        if rel not in src.files:
+            src.files.append(rel)
+        text = strip_comments(raw)
+        end = _ENDINPUT_RE.search(text)
+        if end:
+            text = text[: end.start()]
+        if stack:  # an included file with its own preamble (subfiles, standalone)
+            text = _body_only(text) if _DOCCLASS_RE.search(text) else text
+        total[0] += len(text)
+        if total[0] > max_chars:
+            raise EprintError("source_too_large", f"inlined source exceeds {max_chars} characters")
+        out, pos = [], 0
+        for m in _INPUT_RE.finditer(text):
+            if m["icmd"]:
+                name = (m["dir"] or "").strip().rstrip("/") + "/" + (m["file"] or "").strip()
+                name = name.lstrip("/") if not (m["dir"] or "").strip() else name
+            else:
+                name = m["arg"] if m["arg"] is not None else m["bare"]
+            target = _resolve_input(root, path.parent, name or "")
+            out.append(text[pos : m.start()])
+            pos = m.end()
+            if target is None:
+                src.warnings.append(f"missing_input: {name}")
+                continue
+            if target.suffix.lower() not in (".tex", ".bbl", ".ltx", ".sty", ".cls", ".def", ""):
+                src.warnings.append(f"skipped_input: {name}")
+                continue
+            if target.suffix.lower() in (".sty", ".cls"):
+                continue
+            sep = "\n" if m["cmd"] in ("include", "subfile") else ""
+            out.append(sep + load(target, (*stack, path)) + sep)
+        out.append(text[pos:])
+        return "".join(out)
+
+    src.text = load(main, ())
+    _gather_bibliography(root, main, src)
+    return src
+
+
+def _gather_bibliography(root: Path, main: Path, src: LatexSource) -> None:
+    bbl_names = [main.with_suffix(".bbl")]
+    for m in _BIBLIOGRAPHY_RE.finditer(src.text):
+        bbl_names += [root / (n.strip() + ".bbl") for n in m[1].split(",") if n.strip()]
+    bbls = sorted(p for p in root.rglob("*.bbl") if p.is_file() and not _is_junk(PurePosixPath(p.name)))
+    if len(bbls) == 1:
+        bbl_names.append(bbls[0])
+    for cand in bbl_names:
+        if cand.is_file():
+            text, fell_back = read_text(cand)
+            if fell_back:
+                src.non_utf8.append(cand.relative_to(root).as_posix())
+            src.bbl = strip_comments(text)
+            break
+    bib_paths: list[Path] = []
+    for m in _ADDBIB_RE.finditer(src.text):
+        for n in m[1].split(","):
+            n = n.strip()
+            if n:
+                p = (root / (n if n.endswith(".bib") else n + ".bib")).resolve()
+                if p.is_file() and root in p.parents and p not in bib_paths:
+                    bib_paths.append(p)
+    if not bib_paths:
+        bib_paths = sorted(
+            p for p in root.rglob("*.bib") if p.is_file() and not _is_junk(PurePosixPath(p.name))
+        )
+    for p in bib_paths:
+        text, fell_back = read_text(p)
+        if fell_back:
+            src.non_utf8.append(p.relative_to(root).as_posix())
+        src.bib.append(text)
+
+
+def load_eprint(
+    path: Path, scratch: Path, limits: UnpackLimits | None = None
+) -> tuple[UnpackResult, LatexSource | None, Failure | None]:
+    """Unpack, find the main file and assemble it: the whole e-print step, failures as data."""
+    unpacked = unpack_eprint(path, scratch, limits)
+    if unpacked.failure:
+        return unpacked, None, unpacked.failure
+    main = find_main_tex(scratch)
+    if main is None:
+        return (
+            unpacked,
+            None,
+            Failure(code="no_main_tex", message="no file has \\documentclass and \\begin{document}"),
+        )
+    try:
+        source = assemble_source(scratch, main)
+    except EprintError as exc:
+        return unpacked, None, exc.failure()
+    except OSError as exc:
+        return unpacked, None, Failure(code="read_error", message=str(exc))
+    if is_pdf_wrapper(source.text):
+        message = "the LaTeX only wraps a PDF (\\includepdf, no text of its own)"
+        return unpacked, None, Failure(code="pdf_wrapper", message=message)
+    return unpacked, source, None
+
+
+_INCLUDEPDF_RE = re.compile(r"\\includepdf\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}")
+_SECTIONING_RE = re.compile(r"\\(?:part|chapter|section|subsection)\*?\s*[\[{]")
+_TEX_WORD_RE = re.compile(r"\\[A-Za-z@]+\*?|[^\W\d_]{2,}")
+PDF_WRAPPER_MAX_WORDS = 200
+
+
+def is_pdf_wrapper(text: str) -> bool:
+    """Whether a document only wraps a PDF: it has an ``\\includepdf``, no sectioning
+    command and fewer than :data:`PDF_WRAPPER_MAX_WORDS` words of its own (a title, a
+    line like "This is a precompiled PDF"). Its text is not the paper's, so it is skipped."""
+    if "\\includepdf" not in text:
+        return False
+    begin = _BEGIN_DOC_RE.search(text)
+    body = text[begin.end() :] if begin else text
+    end = _END_DOC_RE.search(body)
+    body = _INCLUDEPDF_RE.sub(" ", body[: end.start()] if end else body)
+    if _SECTIONING_RE.search(body):
+        return False
+    words = sum(1 for m in _TEX_WORD_RE.finditer(body) if m.group()[0] != "\\")
+    return words < PDF_WRAPPER_MAX_WORDS

@@ -1,0 +1,924 @@
+"""LaTeX source -> the S2ORC-style :class:`~corpus.parse.document.StructuredDoc` (``source="latex"``).
+
+pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers,
+so the document is structured first with compiled regexes and a brace matcher:
+
+1. verbatim/comment blocks dropped, braces checked, simple ``\\newcommand`` /
+   ``\\def`` macros (with or without arguments) collected and expanded;
+2. figures, tables, display equations and other non-text environments cut out
+   of the body; captions and sources kept as ``ref_entries`` (FIGREFn, TABREFn,
+   EQREFn), section labels as SECREFn;
+3. the body split at headings (nested titles joined with ``::``) and into
+   paragraphs at blank lines / ``\\par`` / ``\\item`` (never at single line
+   breaks, the cause of S2ORC's 93 "paragraphs" per LaTeX paper);
+4. in each paragraph, cite and ref commands become spans, and the text between
+   them is converted by a small table of common macros, with pylatexenc only on
+   the few leftover pieces (cached).
+
+Cite span surface text (documented choice): in BRACKET papers each cited key is
+its own ``[n]`` (``\\cite{a,b}`` -> ``[1], [2]``, n = position in the
+bibliography, or the bibitem's own label); in NAME-YEAR papers (natbib
+author-year labels in the .bbl, or an author-year style) the span is
+``Smith et al., 2019`` inside ``(...; ...)`` for parenthetical cites and
+``Smith et al. (2019)`` for textual ones (``\\citet``, ``\\textcite``);
+``\\cite`` is textual as in natbib, parenthetical with the ACL-family and AAAI
+styles that redefine it. Unknown keys print ``[?]`` as LaTeX does and have
+``ref_id=None``.
+
+Footnotes are paragraphs of their own, appended to the body with section ``""``
+(as :mod:`corpus.parse.tei` does with Grobid's), with their cite spans; front matter
+(``\\author``, ``\\affiliation``, ``\\thanks``, ... and whatever precedes
+``\\maketitle``) is no body text. Bibliographies are read by :mod:`corpus.parse.latex_bib`,
+LaTeX snippets turned into text by :mod:`corpus.parse.latex_text`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from corpus.ingest.eprint import EprintError, Failure, LatexSource, UnpackLimits, UnpackResult, load_eprint
+from corpus.parse.document import Paragraph, RefEntry, Span, StructuredDoc
+from corpus.parse.latex_bib import (
+    _bib_short,
+    _bibitems,
+    _entry_from_bib,
+    _Item,
+    _items_from,
+    _references_env,
+    fill_from_bib,
+    parse_bib_file,
+    parse_bibliography,
+)
+from corpus.parse.latex_text import (
+    _WS,
+    _plain,
+    _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
+    _read_arg,
+    _read_group,
+    _read_optional,
+    _skip_ws,
+    latex_to_text,
+)
+
+__all__ = [
+    "LatexError",
+    "LatexParseResult",
+    "check_braces",
+    "latex_to_text",
+    "parse_bib_file",
+    "parse_bibliography",
+    "parse_eprint",
+    "parse_latex",
+]
+
+PARSER_VERSION = "corpus.parse.latex/1"
+LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
+SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
+
+
+def check_braces(text: str) -> None:
+    """Raise ``unbalanced_braces`` when ``{`` and ``}`` (unescaped) do not pair up."""
+    bare = re.sub(r"\\[\\{}]", "", text)
+    diff = bare.count("{") - bare.count("}")
+    if diff:
+        more = "{" if diff > 0 else "}"
+        raise LatexError("unbalanced_braces", f"{abs(diff)} more '{more}' than its partner")
+
+
+# ----------------------------------------------------------------------------- cleanup
+
+_VERBATIM_RE = re.compile(
+    r"\\begin\s*\{(verbatim\*?|comment|lstlisting|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",
+    re.S,
+)
+_VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
+_LET_RE = re.compile(r"\\let(?![A-Za-z])\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
+_MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
+_PAREN_CITE_STYLES = re.compile(
+    r"\\(?:usepackage|documentclass)\s*(?:\[[^\]]*\])?\s*\{[^}]*\b(?:acl|naacl|emnlp|eacl|coling|conll|tacl|aaai|"
+    r"ijcai|lrec|semeval)\w*\s*[,}]",
+    re.I,
+)
+_IFFALSE_RE = re.compile(r"\\iffalse(?![A-Za-z]).*?\\fi(?![A-Za-z])", re.S)
+
+
+def _clean(text: str) -> str:
+    text = _VERBATIM_RE.sub("", text)
+    text = _VERB_RE.sub(lambda m: m.group(2).replace("\\", "\\textbackslash "), text)
+    text = _IFFALSE_RE.sub("", text)
+    # \let\a\b is an assignment, no text; left in, \b would be expanded with arguments
+    # it never had (\let\old\addcontentsline ate the \title and \author after it)
+    return _LET_RE.sub("", text) if "\\let" in text else text
+
+
+def _first_argument(text: str, name: str) -> str:
+    """``\\name{a}{b}`` -> ``a`` everywhere (``\\texorpdfstring{$\\lambda$}{lambda}``: the
+    PDF-bookmark variant is not text)."""
+    if "\\" + name not in text:
+        return text
+    out, pos = [], 0
+    for m in re.finditer(r"\\" + name + r"(?![A-Za-z])", text):
+        if m.start() < pos:
+            continue
+        try:
+            first, i = _read_group(text, m.end())
+            second, j = _read_group(text, i)
+        except LatexError:
+            continue
+        if first is None or second is None:
+            continue
+        out.append(text[pos : m.start()])
+        out.append("{" + first + "}")
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ----------------------------------------------------------------------------- macros
+
+_DEF_RE = re.compile(
+    r"\\(?P<cmd>(?:re)?newcommand|providecommand|DeclareRobustCommand|DeclareMathOperator)\*?"
+    r"|\\(?P<def>[gex]?def)(?![A-Za-z])"
+)
+_NAME_RE = re.compile(r"\s*(?:\{\s*(\\[A-Za-z@]+)\s*\}|(\\[A-Za-z@]+))")
+_UNSAFE_BODY = re.compile(
+    r"\\(?:def|gdef|edef|xdef|newcommand|renewcommand|csname|expandafter|if[A-Za-z]*|else|fi|makeatletter|let|futurelet|catcode)(?![A-Za-z])|@"
+)
+# Commands this module interprets itself: a user redefinition must not hide them.
+_PROTECTED = frozenset(
+    """begin end section subsection subsubsection paragraph subparagraph chapter part cite citep citet
+    ref eqref autoref cref Cref label caption footnote item title abstract author bibitem appendix
+    input include bibliography newblock par reference bibitem""".split()
+)
+
+
+@dataclass
+class _Macro:
+    nargs: int
+    default: str | None
+    body: str
+
+
+def _collect_macros(text: str) -> tuple[dict[str, _Macro], str]:
+    """Find simple macro definitions anywhere; return them and the text without them."""
+    macros: dict[str, _Macro] = {}
+    out, pos = [], 0
+    for m in _DEF_RE.finditer(text):
+        if m.start() < pos:
+            continue
+        nm = _NAME_RE.match(text, m.end())
+        if not nm:
+            continue
+        name = (nm.group(1) or nm.group(2))[1:]
+        i = nm.end()
+        nargs, default = 0, None
+        try:
+            if m["def"]:
+                j = text.find("{", i)
+                params = text[i:j] if j >= 0 else ""
+                if j < 0 or len(params) > 40 or not re.fullmatch(r"(?:#\d)*", params.strip()):
+                    continue  # delimited parameters: not a simple macro
+                nargs = len(re.findall(r"#\d", params))
+                body, end = _read_group(text, j)
+            else:
+                n, i = _read_optional(text, i)
+                if n is not None:
+                    if not n.strip().isdigit():
+                        continue
+                    nargs = int(n.strip())
+                    default, i = _read_optional(text, i)
+                body, end = _read_group(text, i)
+        except LatexError:
+            continue
+        if body is None:
+            continue
+        out.append(text[pos : m.start()])
+        pos = end
+        if m["cmd"] == "DeclareMathOperator":
+            body = body.replace("\\,", " ")
+        if name in _PROTECTED or len(body) > 4000 or _UNSAFE_BODY.search(body):
+            continue
+        if m["cmd"] == "providecommand" and name in macros:
+            continue
+        macros[name] = _Macro(nargs, default, body)
+    out.append(text[pos:])
+    return macros, "".join(out)
+
+
+_CTRL_WORD = re.compile(r"\\([A-Za-z]+)")
+
+
+def _substitute(body: str, args: list[str]) -> str:
+    def arg(a: re.Match) -> str:
+        n = int(a.group(1))
+        return args[n - 1] if 0 < n <= len(args) else ""
+
+    return re.sub(r"#(\d)", arg, body)
+
+
+def _expand_macros(text: str, macros: dict[str, _Macro], max_passes: int = 8) -> str:
+    """Expand user macros until none is left (bounded; ``macro_blowup`` if it explodes)."""
+    if not macros:
+        return text
+    limit = 4 * len(text) + 2_000_000
+    for _ in range(max_passes):
+        out, pos, changed = [], 0, False
+        for m in _CTRL_WORD.finditer(text):
+            if m.start() < pos:
+                continue
+            mac = macros.get(m.group(1))
+            if mac is None:
+                continue
+            end = m.end()
+            args: list[str] = []
+            try:
+                if mac.default is not None:
+                    opt, end = _read_optional(text, end)
+                    args.append(mac.default if opt is None else opt)
+                while len(args) < mac.nargs:
+                    arg, end = _read_arg(text, end)
+                    args.append(arg)
+            except LatexError:
+                continue
+            body = mac.body
+            if args:
+                body = _substitute(body, args)
+            out.append(text[pos : m.start()])
+            out.append(body)
+            pos = end
+            changed = True
+        if not changed:
+            return text
+        out.append(text[pos:])
+        text = "".join(out)
+        if len(text) > limit:
+            raise LatexError("macro_blowup", f"macro expansion grew the text past {limit} characters")
+    return text
+
+
+# ----------------------------------------------------------------------------- structure
+
+_ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
+_FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
+_TABLE_ENVS = frozenset(
+    "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
+)
+_MATH_ENVS = frozenset(
+    """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
+    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+)
+_DROP_ENVS = frozenset(
+    """thebibliography references tikzpicture picture algorithm algorithm* algorithmic algorithm2e
+    keywords IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
+)
+_ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
+_DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
+_HEADING_RE = re.compile(
+    r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(?![A-Za-z])(\*?)"
+    r"|\\(appendix)(?![A-Za-z])|\\begin\s*\{(appendix|appendices)\}"
+)
+_LEVELS = {
+    "part": -1,
+    "chapter": 0,
+    "section": 1,
+    "subsection": 2,
+    "subsubsection": 3,
+    "paragraph": 4,
+    "subparagraph": 5,
+}
+_LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
+_CAPTION_RE = re.compile(r"\\caption(?:of\s*\{[^{}]*\})?\*?(?![A-Za-z])")
+_PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
+_ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
+_GAP = "\ue020"
+_ENV_TOKEN_RE = re.compile(r"\\(?:begin\s*\{[^{}]*\}(?:\s*\[[^\]]*\])?|end\s*\{[^{}]*\})")
+_PAR_RE = re.compile(r"\\par(?![A-Za-z])")
+_ACK_TITLE = re.compile(r"acknowledge?ments?|acknowledgment", re.I)
+_NUMBERED_LINE = re.compile(r"\\\\(?!\s*$)")
+
+_CITE_CMDS = frozenset(
+    """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp
+    Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite smartcite
+    supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
+    citeasnoun""".split()
+)
+_REF_CMDS = frozenset(
+    "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref".split()
+)
+_DROP_ARG_CMDS = frozenset(
+    """label footnotemark thanks marginpar todo vspace hspace includegraphics
+    bibliographystyle bibliography addbibresource index glossary hypertarget phantomsection
+    addcontentsline setlength addtolength setcounter newcounter pagestyle thispagestyle
+    graphicspath hyphenation caption keywords pacs date author affil affiliation address email institute
+    orcid markboth markright title subtitle shorttitle runningtitle titlerunning authorrunning subjclass
+    dedicatory preprint received revised accepted published altaffiliation collaboration nocollaboration
+    homepage correspondingauthor submitjournal shortauthors ead cortext fntext tnotetext institution
+    streetaddress city state country postcode additionalaffiliation authornote authornotemark titlenote
+    inst IEEEauthorblockN IEEEauthorblockA IEEEmembership acmConference acmBooktitle acmDOI acmISBN
+    acmPrice acmYear copyrightyear setcopyright ccsdesc""".split()
+)
+# Front-matter commands with more than one argument (read while the next group follows at once:
+# aastex's \collaboration{n}{name} is revtex's \collaboration{name}); commands with none.
+_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3}
+_NO_ARG_CMDS = frozenset({"footnotemark", "authornotemark"})
+_FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
+_HANDLED_RE = re.compile(
+    r"\\("
+    + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS | _FOOTNOTE_CMDS, key=len, reverse=True))
+    + r")(?![A-Za-z])(\*?)"
+)
+_TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
+_NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
+
+
+@dataclass
+class _Target:
+    ref_id: str | None
+    num: str
+    kind: str  # figure, table, equation, section
+
+
+@dataclass
+class _Context:
+    bib: dict[str, _Item]
+    style: str  # BRACKET or NAME-YEAR
+    labels: dict[str, _Target] = field(default_factory=dict)
+    cite_textual: bool = False  # \cite prints like \citet (natbib), not like \citep (ACL, AAAI styles)
+    footnotes: list[Paragraph] = field(default_factory=list)
+
+
+class _Builder:
+    """Accumulates one paragraph's text and spans with exact offsets."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.last = ""
+        self.cites: list[Span] = []
+        self.refs: list[Span] = []
+
+    def add(self, text: str) -> None:
+        text = _WS.sub(" ", text.replace(_GAP, " "))
+        if not text:
+            return
+        if text[0] == " " and (not self.size or self.last == " "):
+            text = text[1:]
+        if text and text[0] in ".,;:)" and self.last == " " and self.parts:
+            self.parts[-1] = self.parts[-1][:-1]
+            self.size -= 1
+        if text:
+            self.parts.append(text)
+            self.size += len(text)
+            self.last = text[-1]
+
+    def span(self, text: str, ref_id: str | None, into: list[Span]) -> None:
+        if not text:
+            return
+        into.append(Span(start=self.size, end=self.size + len(text), text=text, ref_id=ref_id))
+        self.parts.append(text)
+        self.size += len(text)
+        self.last = text[-1]
+
+    def paragraph(self, section: str, sec_num: str | None) -> Paragraph | None:
+        text = "".join(self.parts).rstrip()
+        if not text or not any(c.isalnum() for c in text):
+            return None
+        return Paragraph(
+            text=text, cite_spans=self.cites, ref_spans=self.refs, section=section, sec_num=sec_num
+        )
+
+
+def _cite_keys(s: str, i: int, multi: bool) -> tuple[list[tuple[str | None, str | None, list[str]]], int]:
+    groups = []
+    while True:
+        pre, j = _read_optional(s, i)
+        post, j = _read_optional(s, j)
+        if post is None:
+            pre, post = None, pre
+        keys, j2 = _read_group(s, j)
+        if keys is None:
+            break
+        groups.append((pre, post, [k.strip() for k in keys.split(",") if k.strip()]))
+        i = j2
+        if not multi:
+            break
+    return groups, i
+
+
+def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
+    if cmd in ("nocite",):
+        return
+    for pre, post, keys in groups:
+        items = [(k, ctx.bib.get(k)) for k in keys]
+        if ctx.style == "NAME-YEAR":
+            _emit_name_year(b, cmd, pre, post, items, ctx.cite_textual)
+        else:
+            _emit_bracket(b, cmd, items)
+
+
+def _emit_bracket(b: _Builder, cmd: str, items) -> None:
+    for n, (_key, item) in enumerate(items):
+        if n:
+            b.add(", ")
+        if item is None:
+            b.span("[?]", None, b.cites)
+            continue
+        label = item.label if item.label and not item.short else str(item.entry.num + 1)
+        if cmd in ("citeauthor", "Citeauthor") and item.short:
+            b.span(item.short, item.entry.ref_id, b.cites)
+        elif cmd in _TEXTUAL and item.short:
+            b.span(f"{item.short} [{label}]", item.entry.ref_id, b.cites)
+        elif cmd == "citenum":
+            b.span(label, item.entry.ref_id, b.cites)
+        else:
+            b.span(f"[{label}]", item.entry.ref_id, b.cites)
+
+
+def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_textual: bool = False) -> None:
+    textual = cmd in _TEXTUAL or (cite_textual and cmd in ("cite", "Cite"))
+    paren = not textual and cmd not in _NOPAREN and cmd not in ("citeauthor", "Citeauthor", "citeyear")
+    if paren:
+        b.add(" (" if b.last not in ("", " ", "(") else "(")
+    if pre:
+        b.add(_plain(pre) + " ")
+    for n, (_key, item) in enumerate(items):
+        if n:
+            b.add("; ")
+        if item is None:
+            b.span("[?]", None, b.cites)
+            continue
+        short = item.short or (item.entry.authors[0].last if item.entry.authors else item.key)
+        year = item.year_label or (str(item.entry.year) if item.entry.year else "n.d.")
+        if cmd in ("citeauthor", "Citeauthor"):
+            text = short
+        elif cmd in ("citeyear", "citeyearpar"):
+            text = year
+        elif textual:
+            text = f"{short} ({year})"
+        else:
+            text = f"{short}, {year}"
+        b.span(text, item.entry.ref_id, b.cites)
+    if post:
+        b.add(", " + _plain(post))
+    if paren:
+        b.add(")")
+
+
+_REF_NAMES = {
+    "figure": ("Figure", "Fig."), "table": ("Table", "Table"), "equation": ("Equation", "Eq."),
+    "section": ("Section", "Section"),
+}  # fmt: skip
+
+
+def _emit_refs(b: _Builder, cmd: str, labels: list[str], ctx: _Context) -> None:
+    if cmd == "pageref":
+        return
+    for n, label in enumerate(labels):
+        if n:
+            b.add(", ")
+        t = ctx.labels.get(label)
+        if t is None:
+            b.span("??", None, b.refs)
+            continue
+        num = t.num
+        if cmd == "eqref" or (cmd in ("cref",) and t.kind == "equation"):
+            num = f"({num})"
+        if cmd in ("autoref", "Autoref", "Cref", "cref", "vref", "Vref"):
+            long, short = _REF_NAMES.get(t.kind, ("", ""))
+            name = short if cmd == "cref" else long
+            num = f"{name} {num}".strip()
+        b.span(num, t.ref_id, b.refs)
+
+
+def _convert(latex: str, ctx: _Context, section: str = "", sec_num: str | None = None) -> Paragraph | None:
+    b = _Builder()
+    pos = 0
+    for m in _HANDLED_RE.finditer(latex):
+        if m.start() < pos:
+            continue
+        b.add(latex_to_text(latex[pos : m.start()]))
+        cmd = m.group(1)
+        end = m.end()
+        try:
+            if cmd in _CITE_CMDS:
+                groups, end = _cite_keys(latex, end, cmd.endswith("cites"))
+                _emit_cites(b, cmd, groups, ctx)
+            elif cmd in _REF_CMDS:
+                if cmd == "crefrange":
+                    a, end = _read_group(latex, end)
+                    c, end = _read_group(latex, end)
+                    _emit_refs(b, "ref", [a or "", c or ""], ctx)
+                else:
+                    arg, end = _read_group(latex, end)
+                    _emit_refs(b, cmd, [x.strip() for x in (arg or "").split(",") if x.strip()], ctx)
+            elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
+                _, end = _read_optional(latex, end)
+                content, end = _read_group(latex, end)
+                if content and content.strip():
+                    ctx.footnotes.extend(_paragraphs(content, ctx, "", None))
+            elif cmd in _NO_ARG_CMDS:
+                _, end = _read_optional(latex, end)
+            else:
+                _, end = _read_optional(latex, end)
+                _, end = _read_group(latex, end)
+                if cmd in ("setlength", "addtolength", "setcounter"):
+                    _, end = _read_arg(latex, end)
+                for _ in range(_DROP_NARGS.get(cmd, 1) - 1):
+                    j = _skip_ws(latex, end)
+                    if j < len(latex) and latex[j] == "{" and "\n\n" not in latex[end:j]:
+                        _, end = _read_group(latex, end)
+        except LatexError:
+            end = len(latex)  # an argument runs past the paragraph: drop the rest of it
+        pos = end
+    b.add(latex_to_text(latex[pos:]))
+    return b.paragraph(section, sec_num)
+
+
+def _paragraphs(latex: str, ctx: _Context, section: str, sec_num: str | None) -> list[Paragraph]:
+    latex = _ENV_TOKEN_RE.sub("\n\n", latex)
+    latex = _ITEM_RE.sub(lambda m: "\n\n" + (m.group(1) or "") + " ", latex)
+    latex = _PAR_RE.sub("\n\n", latex)
+    out = []
+    for chunk in _PARBREAK_RE.split(latex):
+        if chunk.strip():
+            p = _convert(chunk, ctx, section, sec_num)
+            if p is not None:
+                out.append(p)
+    return out
+
+
+@dataclass
+class _Region:
+    start: int
+    end: int
+    name: str
+    content: str
+
+
+def _environments(body: str) -> list[_Region]:
+    """Top-level regions of environments that leave the body text, in order."""
+    regions: list[_Region] = []
+    stack: list[str] = []
+    active: tuple[int, int, str, int] | None = None  # (stack index, start, name, content start)
+    for m in _ENV_RE.finditer(body):
+        kind, name = m.group(1), m.group(2).strip()
+        if kind == "begin":
+            stack.append(name)
+            if active is None and (
+                name in _FIGURE_ENVS
+                or name in _TABLE_ENVS
+                or name in _MATH_ENVS
+                or name in _DROP_ENVS
+                or name in _ACK_ENVS
+                or name == "abstract"
+            ):
+                active = (len(stack) - 1, m.start(), name, m.end())
+            continue
+        if name not in stack:
+            continue  # a stray \end: LaTeX would stop; we ignore it
+        idx = len(stack) - 1 - stack[::-1].index(name)
+        del stack[idx:]
+        if active is not None and idx <= active[0]:
+            regions.append(_Region(active[1], m.end(), active[2], body[active[3] : m.start()]))
+            active = None
+    if active is not None:
+        line = body.count("\n", 0, active[1]) + 1
+        raise LatexError(
+            "unbalanced_environment", f"\\begin{{{active[2]}}} (body line {line}) is never closed"
+        )
+    return regions
+
+
+def _caption(content: str) -> str:
+    """The LaTeX of an environment's (last) caption, labels removed."""
+    caps = list(_CAPTION_RE.finditer(content))
+    if not caps:
+        return ""
+    m = caps[-1]
+    _, i = _read_optional(content, m.end())
+    try:
+        cap, _ = _read_group(content, i)
+    except LatexError:
+        return ""
+    return _LABEL_RE.sub("", cap or "")
+
+
+def _equation_count(name: str, content: str) -> int:
+    if name.endswith("*") or name in ("displaymath", "math", "dmath*"):
+        return 0
+    if name in ("equation", "dmath", "multline"):
+        return 0 if re.search(r"\\no(?:number|tag)", content) else 1
+    lines = [seg for seg in re.split(r"\\\\", content) if seg.strip()]
+    return sum(1 for seg in lines if not re.search(r"\\no(?:number|tag)", seg)) or 1
+
+
+def _title(text: str) -> str:
+    m = re.search(r"\\title\s*(?:\[[^\]]*\])?\s*\{", text)
+    if not m:
+        return ""
+    try:
+        raw, _ = _read_group(text, m.end() - 1)
+    except LatexError:
+        return ""
+    raw = re.sub(r"\\\\", " ", raw or "")
+    raw = re.sub(r"\\(?:thanks|footnote)\s*\{[^{}]*\}", "", raw)
+    return _plain(raw)
+
+
+def _bib_style(preamble: str, items: list[_Item], from_bbl: bool) -> str:
+    if re.search(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{revtex", preamble):
+        return "BRACKET"
+    natbib = re.search(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{[^}]*natbib[^}]*\}", preamble)
+    if natbib and natbib.group(1) and re.search(r"numbers|super", natbib.group(1)):
+        return "BRACKET"
+    blx = re.search(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{biblatex\}", preamble)
+    if blx:
+        return (
+            "NAME-YEAR"
+            if re.search(r"style\s*=\s*(?:authoryear|apa|chicago|ext-authoryear)", blx.group(1) or "")
+            else "BRACKET"
+        )
+    if from_bbl:
+        natbib_like = sum(1 for it in items if it.short)
+        return "NAME-YEAR" if items and natbib_like * 2 >= len(items) else "BRACKET"
+    style = re.search(r"\\bibliographystyle\s*\{([^{}]*)\}", preamble + "\n")
+    if (
+        natbib
+        and style
+        and re.search(r"nat|apa|chicago|named|acl|agsm|harv", style.group(1))
+        and "unsrtnat" not in style.group(1)
+    ):
+        return "NAME-YEAR"
+    return "BRACKET"
+
+
+def _cited_keys(body: str) -> list[str]:
+    keys: list[str] = []
+    seen: set[str] = set()
+    for m in re.finditer(r"\\(?:" + "|".join(_CITE_CMDS) + r")\*?(?![A-Za-z])", body):
+        groups, _ = _cite_keys(body, m.end(), True)
+        for _, _, ks in groups:
+            for k in ks:
+                if k not in seen:
+                    seen.add(k)
+                    keys.append(k)
+    return keys
+
+
+def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_Item], bool]:
+    """The paper's bibliography items and whether they came from a .bbl / thebibliography
+    (True) or from .bib files (False). .bbl entries missing a title or identifiers (the
+    AAS and REVTeX styles print no article titles) take them from the .bib entry of the
+    same key when the e-print has one."""
+    inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
+    refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
+    if inline:
+        items = _bibitems(inline.group(0))
+    elif source.bbl and source.bbl.strip():
+        items = _items_from(source.bbl)
+    elif refs:
+        return _references_env(refs.group(1)), True
+    elif source.bib:
+        fields = _bib_fields(source.bib)
+        wanted = list(fields) if re.search(r"\\nocite\s*\{\s*\*\s*\}", body) else _cited_keys(body)
+        items = []
+        for key in wanted:
+            if key in fields:
+                entry = _entry_from_bib(fields[key], len(items))
+                items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
+        return items, False
+    else:
+        return [], True
+    untitled = {it.key for it in items if not it.entry.title}
+    if source.bib and untitled:
+        fill_from_bib(items, _bib_fields(source.bib, untitled))
+    return items, True
+
+
+def _bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dict[str, str]]:
+    fields: dict[str, dict[str, str]] = {}
+    for text in texts:
+        for k, v in parse_bib_file(text, keys).items():
+            fields.setdefault(k, v)
+    return fields
+
+
+def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
+    """One paper's LaTeX -> :class:`StructuredDoc`; raises :class:`LatexError` (codes
+    ``unbalanced_braces``, ``unbalanced_environment``, ``macro_blowup``) for broken input."""
+    text = _clean(source.text)
+    check_braces(text)
+    macros, text = _collect_macros(text)
+    text = _expand_macros(text, macros)
+    text = _first_argument(text, "texorpdfstring")
+    begin = re.search(r"\\begin\s*\{document\}", text)
+    preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
+    end = re.search(r"\\end\s*\{document\}", body)
+    body = body[: end.start()] if end else body
+    body = _DISPLAY_RE.sub(
+        lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
+    )
+
+    items, from_bbl = _bibliography(source, body, preamble)
+    ctx = _Context(bib={it.key: it for it in items}, style=_bib_style(preamble, items, from_bbl))
+    ctx.cite_textual = (
+        ctx.style == "NAME-YEAR" and "biblatex" not in preamble and not _PAREN_CITE_STYLES.search(preamble)
+    )
+    doc = StructuredDoc(
+        paper_id=paper_id,
+        source="latex",
+        title=_title(preamble + body),
+        bib_entries={it.entry.ref_id: it.entry for it in items},
+        citation_style=ctx.style,  # type: ignore[arg-type]
+        parser_version=PARSER_VERSION,
+    )
+
+    abstract_latex: list[str] = []
+    ack_latex: list[str] = []
+    pre_abs = re.search(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", preamble, re.S)
+    if pre_abs:
+        abstract_latex.append(pre_abs.group(1))
+    counts = {"figure": 0, "table": 0, "equation": 0}
+    captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
+    out, pos = [], 0
+    for reg in _environments(body):
+        out.append(body[pos : reg.start])
+        pos = reg.end
+        name = reg.name
+        if name == "abstract":
+            abstract_latex.append(reg.content)
+            continue
+        if name in _ACK_ENVS:
+            ack_latex.append(reg.content)
+            continue
+        labels = [lab.strip() for lab in _LABEL_RE.findall(reg.content)]
+        if name in _MATH_ENVS:
+            out.append(_GAP)  # not whitespace: a display equation must not become a blank line
+            n = _equation_count(name, reg.content)
+            ref_id = f"EQREF{len([k for k in doc.ref_entries if k.startswith('EQREF')])}"
+            first = counts["equation"] + 1
+            counts["equation"] += n
+            doc.ref_entries[ref_id] = RefEntry(
+                text="", latex=reg.content.strip(), type="equation", num=str(first) if n else None
+            )
+            for k, lab in enumerate(labels):
+                ctx.labels[lab] = _Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
+            continue
+        kind = "figure" if name in _FIGURE_ENVS else "table" if name in _TABLE_ENVS else None
+        if kind is None:
+            continue
+        caption = _caption(reg.content)
+        if not caption.strip() and not labels and name.startswith("tabular"):
+            continue
+        counts[kind] += 1
+        prefix = "FIGREF" if kind == "figure" else "TABREF"
+        ref_id = f"{prefix}{counts[kind] - 1}"
+        captions.append((ref_id, caption))
+        doc.ref_entries[ref_id] = RefEntry(
+            latex=reg.content.strip() if kind == "table" else None,
+            type=kind,  # type: ignore[arg-type]
+            num=str(counts[kind]),
+        )
+        for lab in labels:
+            ctx.labels[lab] = _Target(ref_id, str(counts[kind]), kind)
+    out.append(body[pos:])
+    body = "".join(out)
+    # front matter (\title, \author, \affiliation ... and anything else) ends at \maketitle
+    mt = _MAKETITLE_RE.search(body)
+    if mt:
+        heading = _HEADING_RE.search(body, 0, mt.start())
+        if heading is None:
+            body = body[mt.end() :]
+
+    # sections: split at headings, number them, give their labels SECREFs
+    segments: list[tuple[str, str | None, str, bool]] = []  # (section path, sec_num, latex, back matter)
+    stack: list[tuple[int, str]] = []
+    numbers = [0] * 7
+    appendix = False
+    ack = False
+    pos, path, num = 0, "", None
+    secref = 0
+    for m in _HEADING_RE.finditer(body):
+        if m.start() < pos:
+            continue
+        segments.append((path, num, body[pos : m.start()], ack))
+        if m.group(3) or m.group(4):
+            appendix = True
+            numbers[1:] = [0] * 6
+            pos = m.end()
+            continue
+        cmd, star = m.group(1), m.group(2)
+        _, i = _read_optional(body, m.end())
+        try:
+            title_latex, i = _read_group(body, i)
+        except LatexError:
+            title_latex, i = None, i
+        pos = i
+        title = _plain(_LABEL_RE.sub("", title_latex or ""))
+        level = _LEVELS[cmd]
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        path = "::".join(t for _, t in stack if t)
+        num = None
+        if not star and 0 <= level <= 3:
+            numbers[level] += 1
+            numbers[level + 1 :] = [0] * (6 - level)
+            first = chr(ord("A") + numbers[1] - 1) if appendix and numbers[1] else str(numbers[1])
+            num = (
+                ".".join([first] + [str(n) for n in numbers[2 : level + 1]])
+                if level >= 1
+                else str(numbers[0])
+            )
+        if level <= 1:
+            ack = bool(_ACK_TITLE.search(title))
+        ref_id = f"SECREF{secref}"
+        secref += 1
+        doc.ref_entries[ref_id] = RefEntry(text=title, type="other", num=num)
+        end_sec = _HEADING_RE.search(body, pos)
+        sec_body = body[pos : end_sec.start() if end_sec else len(body)]
+        for lab in _LABEL_RE.findall(sec_body):
+            ctx.labels.setdefault(lab.strip(), _Target(ref_id, num or title, "section"))
+    segments.append((path, num, body[pos:], ack))
+
+    for chunk in abstract_latex:
+        doc.abstract.extend(_paragraphs(chunk, ctx, "Abstract", None))
+    if not abstract_latex:
+        m = re.search(r"\\abstract\s*\{", preamble + body)
+        if m:
+            try:
+                chunk, _ = _read_group(preamble + body, m.end() - 1)
+                doc.abstract.extend(_paragraphs(chunk or "", ctx, "Abstract", None))
+            except LatexError:
+                pass
+    for path, num, chunk, is_back in segments:
+        paras = _paragraphs(chunk, ctx, path, num)
+        (doc.back_matter if is_back else doc.body_text).extend(paras)
+    for chunk in ack_latex:
+        doc.back_matter.extend(_paragraphs(chunk, ctx, "Acknowledgments", None))
+    for ref_id, caption in captions:  # cites in captions print as the paper prints them
+        para = _convert(caption, ctx) if caption.strip() else None
+        doc.ref_entries[ref_id].text = para.text if para else ""
+    doc.body_text.extend(ctx.footnotes)
+    return doc
+
+
+# ----------------------------------------------------------------------------- whole e-print
+
+
+class LatexParseResult(BaseModel):
+    """One e-print through unpack + parse: a document or a failure, never an exception."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    paper_id: str
+    kind: str
+    doc: StructuredDoc | None = None
+    failure: Failure | None = None
+    main: str | None = None
+    warnings: list[str] = []
+
+    @property
+    def status(self) -> str:
+        """``ok`` (a document), ``skipped`` (no LaTeX to parse: PDF-only or PDF-wrapper
+        e-prints) or ``failed``."""
+        if self.doc is not None:
+            return "ok"
+        return "skipped" if self.failure is not None and self.failure.code in SKIPPED_CODES else "failed"
+
+
+def parse_eprint(
+    path: Path, paper_id: str, scratch: Path, limits: UnpackLimits | None = None, keep: bool = False
+) -> LatexParseResult:
+    """Unpack ``path`` into ``scratch``, parse it, and (unless ``keep``) empty ``scratch`` again."""
+    unpacked: UnpackResult | None = None
+    try:
+        unpacked, source, failure = load_eprint(Path(path), Path(scratch), limits)
+        kind = unpacked.kind
+        if failure is not None or source is None:
+            return LatexParseResult(paper_id=paper_id, kind=kind, failure=failure)
+        warnings = list(source.warnings) + [f"non_utf8: {f} decoded as latin-1" for f in source.non_utf8]
+        try:
+            doc = parse_latex(source, paper_id)
+        except LatexError as exc:
+            return LatexParseResult(
+                paper_id=paper_id, kind=kind, failure=exc.failure(), main=source.main, warnings=warnings
+            )
+        except (RecursionError, ValueError, IndexError) as exc:  # a parser bug must not sink the batch
+            fail = Failure(code="parse_error", message=f"{type(exc).__name__}: {exc}")
+            return LatexParseResult(
+                paper_id=paper_id, kind=kind, failure=fail, main=source.main, warnings=warnings
+            )
+        return LatexParseResult(paper_id=paper_id, kind=kind, doc=doc, main=source.main, warnings=warnings)
+    finally:
+        if not keep and Path(scratch).exists():
+            for child in Path(scratch).iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)

@@ -1,0 +1,663 @@
+"""Bibliographies of LaTeX sources -> :class:`corpus.parse.document.BibEntry` rows with their cite keys.
+
+Read from a ``thebibliography`` block or .bbl (natbib, REVTeX, ACM, Elsevier, AAS and
+plain styles), a biblatex .bbl, or BibTeX .bib files; each reader gives :class:`_Item`
+(key, printed label, natbib short author list and year, entry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpus.ingest.arxiv_ids import try_normalize
+from corpus.ingest.eprint import strip_comments
+from corpus.parse.document import Author, BibEntry
+from corpus.parse.latex_text import (
+    _HREF_RE,
+    _URL_RE,
+    _WS,
+    LatexError,
+    _match_brace,
+    _plain,
+    _read_group,
+    _read_optional,
+    _skip_ws,
+)
+
+_BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
+_BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
+_NEWBLOCK_RE = re.compile(r"\\newblock(?![A-Za-z])")
+_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s{}\"<>,]+)")
+_ARXIV_RES = (
+    re.compile(
+        r"arxiv(?:\.org/(?:abs|pdf)/|\s*:\s*|\s+preprint\s+(?:arxiv:)?\s*)([A-Za-z\-.]+/\d{7}|\d{4}\.\d{4,5})",
+        re.I,
+    ),
+    re.compile(r"\babs/(\d{4}\.\d{4,5})"),
+    re.compile(r"\\eprint\s*\{([^{}]+)\}"),
+)
+_YEAR_RE = re.compile(r"(?<![\d/.])(1[89]\d\d|20\d\d)(?![\d/])")
+_NATBIB_LABEL = re.compile(r"^(?P<short>.*?)\((?P<year>[^()]*)\)(?P<long>.*)$", re.S)
+_ITALIC_RE = re.compile(r"\{\\(?:em|it|sl)(?![A-Za-z])\s*|\\(?:emph|textit|textsl)\s*\{")
+_QUOTED_RE = re.compile(r"``(.+?)(?:,)?''", re.S)
+_QUOTED_TITLE_RE = re.compile(r"``[^`']+[,.]''")
+_ET_AL = re.compile(r"\bet\.?\s*al\.?", re.I)
+_VANCOUVER_INITIALS = re.compile(r"[A-Z]{1,3}")
+
+
+@dataclass
+class _Item:
+    key: str
+    label: str | None  # the bibitem's optional label, as text
+    entry: BibEntry
+    short: str = ""  # natbib short author list
+    year_label: str = ""  # natbib year (may carry a letter: 2019a)
+
+
+def _split_authors(text: str) -> list[Author]:
+    text = _ET_AL.sub("", text)
+    text = re.sub(r"\b(?:19|20)\d\d[a-z]?\b\.?", "", text).strip(" .,;:")
+    if not text:
+        return []
+    parts = [p.strip(" .,") for p in re.split(r",?\s+and\s+|\s*&\s*|;\s*|,\s*", text) if p.strip(" .,")]
+    names: list[str] = []
+    initials = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]*)+$")
+    for part in parts:  # "Smith, J. K." -> one name
+        if names and initials.match(part) and not initials.match(names[-1]) and " " not in names[-1]:
+            names[-1] = f"{part} {names[-1]}"
+        else:
+            names.append(part)
+    out = []
+    for name in names[:100]:
+        tokens = name.split()
+        if not tokens or len(tokens) > 6 or not any(c.isupper() for c in name):
+            continue
+        if len(tokens) > 1 and _VANCOUVER_INITIALS.fullmatch(tokens[-1]) and not tokens[0].isupper():
+            out.append(Author(first=tokens[-1], last=" ".join(tokens[:-1])))  # "Abbott BP" (ARA&A, Vancouver)
+            continue
+        out.append(Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1]))
+    return out
+
+
+def _ids(latex: str, text: str) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    m = _DOI_RE.search(latex) or _DOI_RE.search(text)
+    if m:
+        ids["DOI"] = [m.group(1).rstrip(".")]
+    for rx in _ARXIV_RES:
+        for m in rx.finditer(latex):
+            aid = try_normalize(m.group(1).rstrip("."))
+            if aid:
+                ids["arXiv"] = [aid]
+                return ids
+    return ids
+
+
+def _first_italic(latex: str) -> tuple[str, int, int] | None:
+    m = _ITALIC_RE.search(latex)
+    if not m:
+        return None
+    start = m.start() if m.group().startswith("{") else m.end() - 1
+    end = _match_brace(latex, start)
+    if end < 0:
+        return None
+    inner = latex[start + 1 : end - 1]
+    inner = re.sub(r"^\\(?:em|it|sl)(?![A-Za-z])", "", inner)
+    return inner, m.start(), end
+
+
+# --- bibitems
+
+_BIBINFO_RE = re.compile(r"\\bib(info|field)\s*\{(\w+)\}\s*\{")
+_BBL_NOISE_RE = re.compile(
+    r"\\bib(?:info|field)\s*\{\w+\}"  # the field name; the value group stays
+    r"|\\(?:BibitemOpen|bibitemStop|bibitemNoStop|EOS|urlprefix|doibase)(?![A-Za-z])"
+    r"|\\BibitemShut\s*\{\w*\}|\\href@noop\s*\{\}|\\(?:selectlanguage|showISBNx|showISBNxiii|showISSN)\s*\{[^{}]*\}"
+    r"|\\(?:showURL|showeprint)\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}"
+)
+_EPRINT_CMD_RE = re.compile(r"\\Eprint\s*\{[^{}]*\}\s*")  # apsrev: \Eprint {url} {arXiv:...}: keep the text
+_NATEXLAB_RE = re.compile(r"\{?\\natexlab\s*\{([a-z]*)\}\}?")
+_SAME_AUTHORS_RE = re.compile(r"^\s*(?:\\bysame|---+|—+|–{2,}|\\rule\s*\{[^{}]*\}\s*\{[^{}]*\})")
+_LABEL_CMD_RE = re.compile(r"\\(?:protect\s*)?\\(citeauthoryear|astroncite|citename)(?![A-Za-z])")
+_INITIAL_END = re.compile(r"(?:^|[\s.~\-])(?:[A-Z]|al|eds?|Jr|Sr|vs|[Vv]ol|[Nn]o|pp?|St|Ph|Dr|Th|Ch)$")
+_VOLUME_NEXT = re.compile(r"\s*[,.;:]?\s*(?:\{\\bf\s*|\\textbf\s*\{|\()?\s*\d")
+_WORDS_BEFORE_NUMBER = re.compile(r"[^\d{}\\]*?[^\W\d_]{2,}")
+_BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
+
+
+def _clean_bbl(body: str) -> str:
+    """A bibitem's LaTeX with the bbl-only markup of REVTeX, ACM, Elsevier and
+    natbib styles reduced to plain LaTeX (field names, control macros, ``\\natexlab``)."""
+    if "\\bib" in body or "\\Bibitem" in body or "@noop" in body or "\\show" in body or "\\select" in body:
+        body = _BBL_NOISE_RE.sub("", body)
+    if "\\Eprint" in body:
+        body = _EPRINT_CMD_RE.sub("", body)
+    if "\\natexlab" in body:
+        body = _NATEXLAB_RE.sub(r"\1", body)
+    return body
+
+
+def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
+    """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort):
+    ``\\bibinfo{field}{value}`` markup when the style writes it, else the layout."""
+    body = body.strip()
+    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body:
+        return _entry_from_fields(body, idx, label_year)
+    body = _clean_bbl(body)
+    raw = _plain(_NEWBLOCK_RE.sub(" ", body))
+    parts = _by_blocks(body) if "\\newblock" in body else None
+    if parts is None:
+        parts = _by_layout(_URL_RE.sub("", _HREF_RE.sub("", _NEWBLOCK_RE.sub(" ", body))))
+    authors_latex, title, venue = parts
+    ym = re.search(r"\d{4}", label_year or "") or _YEAR_RE.search(_URL_RE.sub("", _HREF_RE.sub("", body)))
+    year = int(ym.group(0)) if ym else None
+    return BibEntry(
+        ref_id=f"BIBREF{idx}",
+        title=title,
+        authors=_split_authors(_plain(authors_latex)),
+        year=year,
+        venue=venue[:300],
+        other_ids=_ids(body, raw),
+        num=idx,
+        raw_text=raw,
+    )
+
+
+def _by_blocks(body: str) -> tuple[str, str, str] | None:
+    """(authors LaTeX, title, venue) of a bibitem in ``\\newblock`` blocks: "authors. year.
+    \\newblock title. \\newblock venue." (natbib, ACL) or "J. Pearl, {\\em Causality.}
+    \\newblock Publisher, 2009."; None when no block reads as a title, or when an IEEE
+    ``Title,'' is quoted (the layout reader takes those)."""
+    if _QUOTED_TITLE_RE.search(body):
+        return None
+    blocks = [b for b in _NEWBLOCK_RE.split(body) if b.strip()]
+    if len(blocks) < 2:
+        return None
+    it = _first_italic(blocks[0])
+    if it and it[1] > 0:
+        title = _plain(it[0])
+        if _is_title(title):
+            venue = re.split(r",?\s*(?:19|20)\d\d", _plain(blocks[1]), maxsplit=1)[0].strip(" .,")
+            return blocks[0][: it[1]], title.strip(" .,"), venue
+    for k in range(1, len(blocks)):
+        title = _plain(blocks[k])
+        if not _is_title(title):
+            continue
+        venue = ""
+        if k + 1 < len(blocks):
+            it = _first_italic(blocks[k + 1])
+            venue = re.sub(r"^In\s+", "", _plain(it[0] if it else blocks[k + 1]).strip(" .,"))
+        return " ".join(blocks[:k]), title.strip(" .,"), venue
+    return None
+
+
+def _by_layout(flat: str) -> tuple[str, str, str]:
+    """(authors LaTeX, title, venue) of a bibitem from its layout (links removed): a quoted
+    title, an italic title (three words, or two with a venue name after them: "{\\em Viscous
+    bouncing}, Soft Matter {\\bf 16}"; an italic followed by a volume number is the venue),
+    else the sentence after the authors (:func:`_by_sentences`)."""
+    q = _QUOTED_RE.search(flat)
+    if q:
+        rest = flat[q.end() :]
+        it = _first_italic(rest)
+        venue = _plain(it[0] if it else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0])
+        return flat[: q.start()], _plain(q.group(1)).strip(" .,"), venue.strip(" .,")
+    it = _first_italic(flat)
+    if it and it[1] > 0 and not _VOLUME_NEXT.match(flat, it[2]):
+        title = _plain(it[0])
+        n_words = len(title.split())
+        if n_words >= 3 or (n_words == 2 and _WORDS_BEFORE_NUMBER.match(flat, it[2])):
+            venue = _plain(re.split(r"\{\\bf|\\textbf|\(|\d", flat[it[2] :], maxsplit=1)[0]).strip(" .,")
+            return flat[: it[1]], title.strip(" .,"), re.sub(r"^(?:in|In)\s+", "", venue)
+    return _by_sentences(flat, it)
+
+
+def _is_title(text: str) -> bool:
+    """A ``\\newblock`` that can be a title: two words or more, not a link, id or number."""
+    return not _BLOCK_NOT_TITLE.match(text) and sum(1 for w in text.split() if w[:1].isalpha()) >= 2
+
+
+def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str, str, str]:
+    """(authors LaTeX, title, venue) of a bibitem without markup: the sentence after the
+    authors is the title ("A. Smith and B. Jones. Deep things. \\emph{J}, 12, 2019."),
+    unless it is only a year and venue (astronomy styles have no titles)."""
+    venue = ""
+    head = latex
+    if italic:  # the venue: what follows is volume and pages
+        venue = _plain(italic[0]).strip(" .,")
+        head = latex[: italic[1]]
+    ym = _YEAR_RE.search(head)
+    parts = _sentences(_plain(head))
+    if len(parts) >= 2 and _is_title(parts[1]) and not _YEAR_RE.fullmatch(parts[1].strip(" .,()")):
+        authors = parts[0]
+        title = parts[1] if italic or len(parts) > 2 else ""
+        if not italic and len(parts) > 2:
+            venue = re.split(r"[,(]|\d", parts[2], maxsplit=1)[0].strip(" .,")
+        if title:
+            return authors, re.sub(r"\s+In$", "", title).strip(" .,"), venue
+    if ym:
+        authors_latex = head[: ym.start()]
+        if not venue:
+            rest = _NATEXLAB_RE.sub("", latex[ym.end() :])
+            rest = re.sub(r"^[a-z](?![a-z])", "", rest.lstrip(" {}")).lstrip(" .,)")
+            venue = _plain(re.split(r"\{\\bf|\\textbf|\d", rest, maxsplit=1)[0]).strip(" .,")
+        return authors_latex, "", venue
+    return re.split(r"\{\\bf|\\textbf|\d", head, maxsplit=1)[0], "", venue
+
+
+def _sentences(text: str) -> list[str]:
+    """Split plain reference text at ". " where the word before the period is not an
+    initial or abbreviation (``J. K. Smith``, ``et al.``)."""
+    out, start = [], 0
+    for m in re.finditer(r"\.\s+(?=[^\s,;:)\]])", text):
+        if _INITIAL_END.search(text, 0, m.start()):
+            continue
+        out.append(text[start : m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip(" ."))
+    return [p for p in out if p]
+
+
+def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
+    """A bibitem written with ``\\bibinfo{field}{value}`` / ``\\bibfield{field}{...}``
+    (REVTeX apsrev, ACM-Reference-Format, elsarticle, naturemag and other styles made
+    with "makebst"), and ACM's ``\\showarticletitle{...}``."""
+    fields: dict[str, list[str]] = {}
+    for m in _BIBINFO_RE.finditer(body):
+        end = _match_brace(body, m.end() - 1)
+        if end > 0:
+            name = m.group(2).lower() if m.group(1) == "info" else "@" + m.group(2).lower()
+            fields.setdefault(name, []).append(body[m.end() : end - 1])
+    for m in re.finditer(r"\\showarticletitle\s*\{", body):
+        end = _match_brace(body, m.end() - 1)
+        if end > 0:
+            fields.setdefault("articletitle", []).append(body[m.end() : end - 1])
+
+    def one(*names: str) -> str:
+        for name in names:
+            for value in fields.get(name, ()):
+                text = _plain(_clean_bbl(value)).strip(" .,;")
+                if text:
+                    return text
+        return ""
+
+    people = fields.get("author") or fields.get("person") or []
+    authors = [a for a in (_bbl_person(v) for v in people) if a is not None]
+    if not authors and fields.get("@author"):
+        authors = _split_authors(_plain(_clean_bbl(" and ".join(fields["@author"]))))
+    clean = _clean_bbl(body)
+    raw = _plain(_NEWBLOCK_RE.sub(" ", clean))
+    ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year")) or _YEAR_RE.search(raw)
+    title = one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
+    venue = one("journal")
+    if not venue:
+        booktitle = one("booktitle")
+        venue = booktitle if booktitle != title else ""
+        venue = venue or one("series", "howpublished", "publisher", "school", "institution", "organization")
+    ids = _ids(clean, raw)
+    doi = one("doi")
+    if doi:
+        ids["DOI"] = [doi.removeprefix("https://doi.org/").removeprefix("doi:")]
+    eprint = try_normalize(one("eprint"))
+    if eprint:
+        ids["arXiv"] = [eprint]
+    return BibEntry(
+        ref_id=f"BIBREF{idx}",
+        title=title,
+        authors=authors,
+        year=int(ym.group(0)) if ym else None,
+        venue=venue[:300],
+        volume=one("volume"),
+        issue=one("number", "issue"),
+        pages=re.sub(r"\s*[-\u2013\u2014]+\s*", "--", one("pages")),
+        other_ids=ids,
+        num=idx,
+        raw_text=raw,
+    )
+
+
+def _bbl_person(latex: str) -> Author | None:
+    """One ``\\bibinfo{author}`` value: ``\\bibfnamefont{J.~S.}\\ \\bibnamefont{Bell}``,
+    ``Sendner, C.`` or ``Mart{\\'\\i}n Abadi``; None for "et al." and the like."""
+    m = re.search(r"\\bibnamefont\s*\{", latex)
+    if m:
+        end = _match_brace(latex, m.end() - 1)
+        last = _plain(latex[m.end() : end - 1]) if end > 0 else ""
+        fm = re.search(r"\\bibfnamefont\s*\{", latex)
+        fend = _match_brace(latex, fm.end() - 1) if fm else -1
+        first = _plain(latex[fm.end() : fend - 1]).split() if fm and fend > 0 else []
+        return Author(first=first[0] if first else "", middle=first[1:], last=last) if last else None
+    name = _plain(_clean_bbl(latex)).strip(" ,;")
+    if not name.strip(".") or _ET_AL.fullmatch(name) or name.lower() in ("others", "and others"):
+        return None
+    if "," in name:
+        last, _, first = name.partition(",")
+        tokens = first.split()
+        return Author(first=tokens[0] if tokens else "", middle=tokens[1:], last=last.strip())
+    tokens = name.split()
+    return Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
+
+
+def _label(label: str) -> tuple[str, str, str]:
+    """(text, natbib short author list, year) of a bibitem's optional label:
+    ``Smith et~al.(2019)Smith, Jones, and Lee``, ``{\\citenamefont{Bell}(1964)}``,
+    ``\\protect\\citeauthoryear{long}{short}{year}`` (or ``{short}{year}``),
+    ``\\protect\\astroncite{short}{year}``, ``\\protect\\citename{short }year``."""
+    m = _LABEL_CMD_RE.search(label)
+    if m:
+        args: list[str] = []
+        i = m.end()
+        while len(args) < 3:
+            group, j = _read_group(label, i)
+            if group is None:
+                break
+            args.append(group)
+            i = j
+        tail = _plain(label[i:]).strip()
+        if m.group(1) == "citename" and args:
+            short, year = _plain(args[0]).strip(" ,"), tail
+        elif len(args) >= 2:
+            short, year = _plain(args[-2]).strip(" ,"), _plain(args[-1]).strip()
+        else:
+            short, year = "", ""
+        if short and re.search(r"\d{4}|n\.d\.", year):
+            return f"{short} ({year})", short, year
+    text = _plain(label)
+    nm = _NATBIB_LABEL.match(text)
+    if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
+        return text, nm["short"].strip(' "'), nm["year"].strip()
+    return text, "", ""
+
+
+def _bibitems(text: str) -> list[_Item]:
+    items: list[_Item] = []
+    starts = list(_BIBITEM_RE.finditer(text))
+    for n, m in enumerate(starts):
+        label, i = _read_optional(text, m.end())
+        try:
+            key, i = _read_group(text, i)
+        except LatexError:
+            key = None
+        if key is None:
+            continue
+        stop = starts[n + 1].start() if n + 1 < len(starts) else len(text)
+        end = _BIBEND_RE.search(text, i, stop)
+        body = text[i : end.start() if end else stop]
+        label_text, short, year = _label(label) if label else (None, "", "")
+        entry = _entry_from_item(body, len(items), year)
+        if not entry.authors and items and _SAME_AUTHORS_RE.match(body):
+            entry.authors = [a.model_copy() for a in items[-1].entry.authors]  # "---." as before
+        items.append(_Item(key.strip(), label_text, entry, short, year))
+    return items
+
+
+def _references_env(text: str) -> list[_Item]:
+    """AAS/PASP ``references`` lists: keyless ``\\reference`` entries (keys ``_ref1``...)."""
+    items = []
+    for n, chunk in enumerate(re.split(r"\\(?:reference|refitem|item)(?![A-Za-z])", text)[1:]):
+        if chunk.strip():
+            items.append(_Item(f"_ref{n + 1}", None, _entry_from_item(chunk, len(items))))
+    return items
+
+
+# --- BibTeX (.bib) files, used when there is no .bbl
+
+_BIB_AT_RE = re.compile(r"@\s*(\w+)\s*([{(])")
+_FEW_KEYS = 16  # up to this many wanted entries are looked up one by one instead of reading the file
+_BIB_NEXT_RE = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
+_BIB_FIELD_RE = re.compile(r"\s*,?\s*([A-Za-z][\w\-:.+]*)\s*=\s*")
+
+
+def _bib_value(s: str, i: int, strings: dict[str, str]) -> tuple[str, int]:
+    parts = []
+    while True:
+        i = _skip_ws(s, i)
+        if i >= len(s):
+            break
+        if s[i] == "{":
+            end = _match_brace(s, i)
+            end = len(s) if end < 0 else end
+            parts.append(s[i + 1 : end - 1])
+            i = end
+        elif s[i] == '"':
+            j, depth = i + 1, 0
+            while j < len(s) and not (s[j] == '"' and depth == 0):
+                depth += {"{": 1, "}": -1}.get(s[j], 0)
+                j += 1
+            parts.append(s[i + 1 : j])
+            i = j + 1
+        else:
+            m = re.compile(r"[\w\-.:]+").match(s, i)
+            if not m:
+                break
+            parts.append(strings.get(m.group().lower(), m.group()))
+            i = m.end()
+        j = _skip_ws(s, i)
+        if j < len(s) and s[j] == "#":
+            i = j + 1
+            continue
+        break
+    return "".join(parts), i
+
+
+def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> dict[str, dict[str, str]]:
+    """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved).
+    An entry whose braces never close ends where the next ``@type{`` line starts. With
+    ``keys``, only those entries are read; with a few keys, each is looked up directly
+    (then ``@string`` macros are not resolved: plain words stay as written)."""
+    if keys is not None and len(keys) <= _FEW_KEYS:
+        entries: dict[str, dict[str, str]] = {}
+        for key in keys:
+            m = re.search(r"@\s*\w+\s*[{(]\s*" + re.escape(key) + r"\s*,", text)
+            at = _BIB_AT_RE.match(text, m.start()) if m else None
+            if at:
+                entries.update(_bib_entries(text[m.start() : _entry_end(text, at)], None))
+        return {k: v for k, v in entries.items() if k in keys}
+    return _bib_entries(text, keys)
+
+
+def _entry_end(text: str, m: re.Match) -> int:
+    """End of the entry whose ``@type{`` is ``m``: its closing brace, or the next entry's start."""
+    if m.group(2) == "{":
+        end = _match_brace(text, m.end() - 1)
+    else:
+        close = text.find(")", m.end())
+        end = close + 1 if close >= 0 else -1
+    end = len(text) if end < 0 else end
+    nxt = _BIB_NEXT_RE.search(text, m.end(), end)
+    return nxt.start() + 1 if nxt else end  # never closed: BibTeX ends it where the next one starts
+
+
+def _bib_entries(text: str, keys: set[str] | frozenset[str] | None) -> dict[str, dict[str, str]]:
+    entries: dict[str, dict[str, str]] = {}
+    strings: dict[str, str] = {}
+    pos = 0
+    while m := _BIB_AT_RE.search(text, pos):
+        kind = m.group(1).lower()
+        if keys is not None and kind not in ("string", "comment", "preamble"):
+            comma = text.find(",", m.end(), m.end() + 300)
+            if comma < 0 or text[m.end() : comma].strip() not in keys:
+                pos = m.end()
+                continue
+        end = _entry_end(text, m)
+        body = text[m.end() : end - 1]
+        pos = end
+        if kind in ("comment", "preamble"):
+            continue
+        if kind == "string":
+            fm = _BIB_FIELD_RE.match(body)
+            if fm:
+                strings[fm.group(1).lower()] = _bib_value(body, fm.end(), strings)[0]
+            continue
+        comma = body.find(",")
+        if comma < 0:
+            continue
+        key, fields, i = body[:comma].strip(), {"ENTRYTYPE": kind}, comma
+        while fm := _BIB_FIELD_RE.match(body, i):
+            value, i = _bib_value(body, fm.end(), strings)
+            fields[fm.group(1).lower()] = value
+        entries.setdefault(key, fields)
+    return entries
+
+
+def _bib_authors(value: str) -> list[Author]:
+    out = []
+    for name in re.split(r"\s+and\s+", _WS.sub(" ", value).strip()):
+        name = _plain(name)
+        if not name or name.lower() == "others":
+            continue
+        if "," in name:
+            last, _, first = name.partition(",")
+            tokens = first.split()
+            out.append(Author(first=tokens[0] if tokens else "", middle=tokens[1:], last=last.strip()))
+        else:
+            tokens = name.split()
+            out.append(
+                Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
+            )
+    return out
+
+
+def _bib_ids(fields: dict[str, str]) -> dict[str, list[str]]:
+    """DOI and arXiv id of a .bib entry (``eprint`` when the archive is arXiv, else an id
+    written in the journal, url, note or volume field)."""
+    ids: dict[str, list[str]] = {}
+    if fields.get("doi"):
+        ids["DOI"] = [fields["doi"].strip()]
+    cand = fields.get("eprint", "") if fields.get("archiveprefix", "arxiv").lower() == "arxiv" else ""
+    aid = (
+        try_normalize(cand)
+        or _ids(" ".join(fields.get(f, "") for f in ("journal", "url", "note", "volume")), "").get(
+            "arXiv", [None]
+        )[0]
+    )
+    if aid:
+        ids["arXiv"] = [aid]
+    return ids
+
+
+def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
+    authors = _bib_authors(fields.get("author", fields.get("editor", "")))
+    title = _plain(fields.get("title", "")).strip(" .")
+    venue = _plain(
+        fields.get("journal")
+        or fields.get("booktitle")
+        or fields.get("journaltitle")
+        or fields.get("publisher", "")
+    )
+    ym = re.search(r"\d{4}", fields.get("year", "") or fields.get("date", ""))
+    year = int(ym.group()) if ym else None
+    raw = ". ".join(
+        p
+        for p in (", ".join(f"{a.first} {a.last}".strip() for a in authors), str(year or ""), title, venue)
+        if p
+    )
+    ids = _bib_ids(fields)
+    return BibEntry(
+        ref_id=f"BIBREF{idx}",
+        title=title,
+        authors=authors,
+        year=year,
+        venue=venue,
+        volume=fields.get("volume", ""),
+        issue=fields.get("number", ""),
+        pages=fields.get("pages", "").replace("--", "-"),
+        other_ids=ids,
+        num=idx,
+        urls=[fields["url"]] if fields.get("url") else [],
+        raw_text=raw,
+    )
+
+
+# --- biblatex .bbl
+
+_BLX_ENTRY_RE = re.compile(r"\\entry\s*\{([^{}]+)\}\s*\{(\w+)\}(.*?)\\endentry", re.S)
+_BLX_FIELD_RE = re.compile(r"\\field\s*(?:\[[^\]]*\])?\s*\{(\w+)\}\s*\{")
+_BLX_VERB_RE = re.compile(r"\\verb\s*\{(\w+)\}\s*\\verb\s+(.*?)\s*\\endverb", re.S)
+
+
+def _biblatex_items(text: str) -> list[_Item]:
+    items = []
+    for m in _BLX_ENTRY_RE.finditer(text):
+        body, fields = m.group(3), {}
+        for fm in _BLX_FIELD_RE.finditer(body):
+            end = _match_brace(body, fm.end() - 1)
+            if end > 0:
+                fields[fm.group(1).lower()] = body[fm.end() : end - 1]
+        for vm in _BLX_VERB_RE.finditer(body):
+            fields.setdefault(vm.group(1).lower(), vm.group(2).strip())
+        names = []
+        nm = re.search(r"\\name\s*\{author\}", body)
+        if nm:
+            for fam in re.finditer(
+                r"family=\{([^{}]*)\}(?:,familyi=\{[^{}]*\})?(?:,given=\{([^{}]*)\})?",
+                body[nm.end() :].split("\\name")[0].split("\\list")[0],
+            ):
+                names.append(f"{fam.group(1)}, {fam.group(2) or ''}")
+        fields["author"] = " and ".join(names)
+        if fields.get("eprinttype", "arxiv").lower() != "arxiv":
+            fields.pop("eprint", None)
+        entry = _entry_from_bib(fields, len(items))
+        short = (
+            ", ".join(a.last for a in entry.authors[:2])
+            if len(entry.authors) <= 2
+            else f"{entry.authors[0].last} et al."
+        )
+        year = fields.get("labelyear", "") or (str(entry.year) if entry.year else "")
+        items.append(_Item(m.group(1).strip(), fields.get("labelalpha"), entry, short, year))
+    return items
+
+
+def _bib_short(authors: list[Author]) -> str:
+    if not authors:
+        return ""
+    if len(authors) == 1:
+        return authors[0].last
+    if len(authors) == 2:
+        return f"{authors[0].last} and {authors[1].last}"
+    return f"{authors[0].last} et al."
+
+
+def _items_from(text: str) -> list[_Item]:
+    if _BIBITEM_RE.search(text):
+        return _bibitems(text)
+    if "\\endentry" in text:
+        return _biblatex_items(text)
+    if re.search(r"\\begin\s*\{references\}", text):
+        return _references_env(text)
+    items = []
+    for key, fields in parse_bib_file(text).items():
+        entry = _entry_from_bib(fields, len(items))
+        items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
+    return items
+
+
+def parse_bibliography(text: str) -> dict[str, BibEntry]:
+    """Cite key -> :class:`BibEntry` (``BIBREF0``... in bibliography order) from a .bbl
+    (natbib or biblatex), a ``thebibliography`` block, or a .bib file."""
+    if _BIBITEM_RE.search(text):  # a .bbl: TeX comments (not in .bib files, where % is text)
+        text = strip_comments(text)
+    return {item.key: item.entry for item in _items_from(text)}
+
+
+def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
+    """Give .bbl entries what their .bib entry (same cite key) has and they lack: title,
+    DOI, arXiv id (and venue, year, authors when missing). Returns the number of entries
+    that got a title."""
+    titled = 0
+    for it in items:
+        f = fields.get(it.key)
+        if f is None:
+            continue
+        e = it.entry
+        if not e.venue or not e.year or not e.authors:
+            bib = _entry_from_bib(f, e.num or 0)
+            e.venue, e.year, e.authors = e.venue or bib.venue, e.year or bib.year, e.authors or bib.authors
+        title = _plain(f.get("title", "")).strip(" .")
+        if not e.title and title:
+            e.title = title
+            titled += 1
+        for kind, values in _bib_ids(f).items():
+            e.other_ids.setdefault(kind, values)
+    return titled

@@ -1,0 +1,234 @@
+"""LaTeX snippets -> plain text, and the brace reading both the parser and the
+bibliography readers use (:mod:`corpus.parse.latex`, :mod:`corpus.parse.latex_bib`).
+
+pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so
+:func:`latex_to_text` converts with a small table of common macros first and calls
+pylatexenc only on the few leftover pieces (cached).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
+
+from corpus.ingest.eprint import EprintError
+
+LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
+
+# ----------------------------------------------------------------------------- braces
+
+_BRACE_TOKEN = re.compile(r"\\[\s\S]|[{}]")
+_WS = re.compile(r"\s+")
+
+
+def _match_brace(s: str, i: int) -> int:
+    """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
+    depth = 0
+    for m in _BRACE_TOKEN.finditer(s, i):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
+
+
+def _skip_ws(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _read_group(s: str, i: int) -> tuple[str | None, int]:
+    """A ``{...}`` group (content, end) at ``i`` after spaces, else (None, i)."""
+    j = _skip_ws(s, i)
+    if j < len(s) and s[j] == "{":
+        end = _match_brace(s, j)
+        if end < 0:
+            raise LatexError("unbalanced_braces", f"unclosed argument near: {s[j : j + 60]!r}")
+        return s[j + 1 : end - 1], end
+    return None, i
+
+
+def _read_optional(s: str, i: int) -> tuple[str | None, int]:
+    """A ``[...]`` optional argument (braces inside respected), else (None, i)."""
+    j = _skip_ws(s, i)
+    if j >= len(s) or s[j] != "[":
+        return None, i
+    depth, k = 0, j + 1
+    while k < len(s):
+        c = s[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "]" and depth <= 0:
+            return s[j + 1 : k], k + 1
+        k += 1
+    return None, i
+
+
+def _read_arg(s: str, i: int) -> tuple[str, int]:
+    """A mandatory macro argument: a group, a control sequence or one character."""
+    group, end = _read_group(s, i)
+    if group is not None:
+        return group, end
+    j = _skip_ws(s, i)
+    if j >= len(s):
+        return "", j
+    if s[j] == "\\":
+        m = re.compile(r"\\(?:[A-Za-z@]+|.)").match(s, j)
+        return m.group(), m.end()
+    return s[j], j + 1
+
+
+# ----------------------------------------------------------------------------- text conversion
+
+_L2T = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
+_LATEX_DB = get_default_latex_context_db()  # built once: LatexWalker would rebuild it per call
+
+
+def _zero_arg_symbols() -> dict[str, str]:
+    """pylatexenc's own table of argument-less macros with a fixed text (greek, symbols...)."""
+    from pylatexenc.latex2text import get_default_latex_context_db as l2t_db
+
+    out = {}
+    for spec in l2t_db().iter_macro_specs():
+        repl = spec.simplify_repl
+        walker_spec = _LATEX_DB.get_macro_spec(spec.macroname)
+        argspec = getattr(getattr(walker_spec, "args_parser", None), "argspec", "")
+        if isinstance(repl, str) and "%" not in repl and not argspec:
+            out[spec.macroname] = repl
+    return out
+
+
+_PYLATEXENC_SYMBOLS = _zero_arg_symbols()
+_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*]*")
+_SPECIAL = re.compile(r"[\\${}~`]|--|''")
+_ESCAPES = {
+    "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
+    " ": " ", ",": " ", ";": " ", "!": "", ":": " ", ">": " ", "/": "", "@": "", "-": "",
+}  # fmt: skip
+_ESCAPE_RE = re.compile(r"\\\\\*?(?:\s*\[[^\]]*\])?|\\([%&_#${} ,;!:>/@\-])")
+_MATH_RE = re.compile(r"(?<!\\)\$([^$]+)\$|\\\((.+?)\\\)", re.S)
+_WRAPPERS = frozenset(
+    """emph textbf textit textsc texttt textrm textsf textsl textup textmd textnormal underline uline
+    mbox hbox makebox fbox framebox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
+    MakeLowercase texorpdfstring protect sout st hl textls textsuperscript mathcal mathbb mathbf mathit
+    mathsf mathtt mathfrak mathscr boldsymbol bm operatorname hat tilde bar vec overline widehat
+    widetilde dot ddot check breve underbrace overbrace left right bigl bigr Bigl Bigr big Big
+    displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop""".split()
+)
+_SWITCHES = frozenset(
+    """bf it em rm sc tt sf sl up md normalfont bfseries itshape scshape ttfamily rmfamily sffamily
+    slshape upshape mdseries small footnotesize scriptsize tiny large Large LARGE huge Huge normalsize
+    noindent indent centering raggedright raggedleft relax maketitle newpage clearpage cleardoublepage
+    pagebreak nopagebreak linebreak nolinebreak hline toprule midrule bottomrule smallskip medskip
+    bigskip vfill hfill null nobreak allowbreak sloppy fussy leavevmode unskip ignorespaces
+    nobreakdash selectlanguage tableofcontents listoffigures listoftables frenchspacing
+    printbibliography""".split()
+)
+_SYMBOLS = {
+    "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "ldots": "…",
+    "dots": "…", "textellipsis": "…", "quad": " ", "qquad": " ", "newline": " ", "par": " ",
+    "textbackslash": "\\", "S": "§", "P": "¶", "copyright": "©", "textregistered": "®",
+    "texttrademark": "™", "textendash": "–", "textemdash": "—", "textquoteright": "’",
+    "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”", "slash": "/",
+    "textasciitilde": "~", "textdegree": "°", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
+    "cf": "cf.", "vs": "vs.", "etc": "etc.", "today": "", "and": ",", "AND": ",", "at": "@",
+}  # fmt: skip
+# The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
+_AAS_JOURNALS = {
+    "aj": "AJ", "actaa": "Acta Astron.", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJL", "apjs": "ApJS",
+    "ao": "Appl. Opt.", "apss": "Ap&SS", "aap": "A&A", "aapr": "A&A Rv", "aaps": "A&AS", "azh": "AZh",
+    "baas": "BAAS", "icarus": "Icarus", "jcap": "JCAP", "jrasc": "JRASC", "memras": "MmRAS",
+    "mnras": "MNRAS", "na": "New A", "nar": "New A Rev.", "pra": "Phys. Rev. A", "prb": "Phys. Rev. B",
+    "prc": "Phys. Rev. C", "prd": "Phys. Rev. D", "pre": "Phys. Rev. E", "prl": "Phys. Rev. Lett.",
+    "pasa": "PASA", "pasp": "PASP", "pasj": "PASJ", "qjras": "QJRAS", "skytel": "S&T", "solphys": "Sol. Phys.",
+    "sovast": "Soviet Ast.", "ssr": "Space Sci. Rev.", "zap": "ZAp", "nat": "Nature", "iaucirc": "IAU Circ.",
+    "aplett": "Astrophys. Lett.", "apspr": "Astrophys. Space Phys. Res.", "bain": "Bull. Astron. Inst. Netherlands",
+    "fcp": "Fund. Cosmic Phys.", "gca": "Geochim. Cosmochim. Acta", "grl": "Geophys. Res. Lett.",
+    "jcp": "J. Chem. Phys.", "jgr": "J. Geophys. Res.", "jqsrt": "J. Quant. Spec. Radiat. Transf.",
+    "memsai": "Mem. Soc. Astron. Italiana", "nphysa": "Nucl. Phys. A", "physrep": "Phys. Rep.",
+    "physscr": "Phys. Scr", "planss": "Planet. Space Sci.", "procspie": "Proc. SPIE", "psj": "PSJ",
+    "rnaas": "RNAAS", "dps": "DPS",
+}  # fmt: skip
+_SYMBOLS.update({k: v for k, v in _AAS_JOURNALS.items() if k not in _SYMBOLS})
+_DOTLESS_RE = re.compile(r"(\\['`\"^~=.])\s*\{?\s*\\([ij])(?![A-Za-z])\s*\}?")
+_CTRL_RE = re.compile(r"\\([A-Za-z]+)\*?")
+_RESIDUAL_RE = re.compile(
+    r"\\(?:[A-Za-z]+\*?|['`\"^~=.])(?:\s*\[[^\[\]{}]*\])?(?:\s*\{[^{}]*\}|(?<=['`\"^~=.])[A-Za-z])*"
+)
+_XSPACE_RE = re.compile(r"\\xspace(?![A-Za-z])(\s*)(?=(.?))")
+_HREF_RE = re.compile(r"\\href\s*\{[^{}]*\}")
+_URL_RE = re.compile(r"\\(?:url|path|nolinkurl|doi)\s*\{([^{}]*)\}")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _pylatexenc(piece: str) -> str:
+    try:
+        nodes = LatexWalker(piece, latex_context=_LATEX_DB, tolerant_parsing=True).get_latex_nodes()[0]
+        return _L2T.nodelist_to_text(nodes)
+    except Exception:  # pylatexenc is tolerant; this only guards odd corner cases
+        return re.sub(r"\\[A-Za-z]+|[{}]", "", piece)
+
+
+def _xspace(m: re.Match) -> str:
+    nxt = m.group(2)
+    return "" if not nxt or nxt in ".,;:!?)]}'-/" else " "
+
+
+def _ctrl(m: re.Match) -> str:
+    name = m.group(1)
+    if name in _WRAPPERS or name in _SWITCHES:
+        return ""
+    sym = _SYMBOLS.get(name)
+    if sym is None:
+        sym = _PYLATEXENC_SYMBOLS.get(name)
+    return m.group(0) if sym is None else sym
+
+
+def _math(m: re.Match) -> str:
+    """Inline math as text: the same tables as prose, ``^{..}``/``_{..}`` kept flat."""
+    body = m.group(1) or m.group(2) or ""
+    if _SIMPLE_MATH.fullmatch(body):
+        return body
+    if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
+        return _pylatexenc("$" + body + "$")
+    return latex_to_text(body.replace("$", ""))
+
+
+def latex_to_text(chunk: str) -> str:
+    """LaTeX snippet -> plain text: fast tables first, pylatexenc on what is left."""
+    if not _SPECIAL.search(chunk):
+        return chunk
+    if "\\" in chunk:
+        if "\\i" in chunk or "\\j" in chunk:  # an accent on a dotless i: {\'\i} is í
+            chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
+        chunk = _XSPACE_RE.sub(_xspace, chunk)
+        chunk = _HREF_RE.sub("", chunk)
+        chunk = _URL_RE.sub(r"\1", chunk)
+        chunk = _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(1)] if m.group(1) else " ", chunk)
+    if "$" in chunk or "\\(" in chunk:
+        chunk = _MATH_RE.sub(_math, chunk)
+    if "\\" in chunk:
+        chunk = _CTRL_RE.sub(_ctrl, chunk)
+        if "\\" in chunk:
+            chunk = _RESIDUAL_RE.sub(lambda m: _pylatexenc(m.group(0)), chunk)
+    chunk = chunk.replace("``", "“").replace("''", "”").replace("`", "‘")
+    chunk = chunk.replace("---", "—").replace("--", "–").replace("~", " ")
+    chunk = chunk.replace("{", "").replace("}", "").replace("\\", "")
+    return chunk.replace("\ue010", "{").replace("\ue011", "}")
+
+
+def _plain(latex: str) -> str:
+    return _WS.sub(" ", latex_to_text(latex)).strip()
