@@ -31,7 +31,7 @@ from _common import REPO, TreeSampler, result
 def instance_home(root: Path) -> Path:
     """A Dagster home with the repo's dagster.yaml, max_concurrent_runs = this machine's cores."""
     home = root / "dagster_home"
-    home.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
     text = (REPO / "dagster.yaml").read_text()
     text = re.sub(r"(?m)^(    max_concurrent_runs:) \d+", rf"\1 {os.cpu_count()}", text)
     (home / "dagster.yaml").write_text(text)
