@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -115,3 +118,18 @@ def partition_rows(store, asset: str, day: str) -> int:
 
     path = store.partition_dir(asset, day) / "part-0.parquet"
     return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
+
+
+def cached_plot(path: Path, data: object, render: Callable[[], bytes]) -> bytes:
+    """The plot at ``path`` when it was drawn from the same ``data`` (a key file beside it), else
+    ``render()`` written there: matplotlib costs more than a whole unchanged cross-day run."""
+    from corpus.store import atomic_write_bytes
+
+    key = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    key_path = path.with_name(path.name + ".key")
+    if path.exists() and key_path.exists() and key_path.read_text() == key:
+        return path.read_bytes()
+    png = render()
+    atomic_write_bytes(path, png)
+    atomic_write_bytes(key_path, key.encode())
+    return png

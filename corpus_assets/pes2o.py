@@ -15,8 +15,7 @@ from corpus.release.pes2o_release import (
 )
 from corpus.release.pes2o_table import pes2o_day
 from corpus.release.state import manifest_sha256
-from corpus.store import atomic_write_bytes
-from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
+from corpus_assets.common import OWNERS, cached_plot, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -89,9 +88,9 @@ def _release(
         f"shard(s) under {root}; {summary['shards_written']} written, {summary['shards_reused']} kept; "
         f"{summary['days_changed']} day(s) changed, {summary['days_after_cutoff']} after the cutoff not read"
     )
-    png = funnel_png(summary["funnel"], f"peS2o {version} filter funnel (cutoff {config.cutoff})")
+    title = f"peS2o {version} filter funnel (cutoff {config.cutoff})"
     plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.png"
-    atomic_write_bytes(plot_path, png)
+    png = cached_plot(plot_path, [summary["funnel"], title], lambda: funnel_png(summary["funnel"], title))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(
             manifest_sha256(root / "manifest.json") or ""
