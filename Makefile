@@ -3,6 +3,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two installs into one venv: the base (`pip install -e .`, what the demo, the UI and backfills
+# need) and the full one (`.[dev]`: every extra plus the test tools) for tests, lint and benchmarks.
+BASE_STAMP := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed
 
 # CORPUS_SOURCE=bulk: PDFs and e-prints come from a bulk root in arXiv's layout (CORPUS_BULK); the
@@ -16,14 +19,23 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_D
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv dagster-home sample bench clean backfill
+.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill
+
+define install
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '$(1)'
+endef
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml corpus/_tally.c
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@touch $(STAMP)
+	$(call install,.[dev])
+	@touch $(BASE_STAMP) $(STAMP)   # the full install holds the base one
+
+venv-base: $(BASE_STAMP)
+$(BASE_STAMP): pyproject.toml corpus/_tally.c
+	$(call install,.)
+	@touch $(BASE_STAMP)
 
 # The instance config, with as many concurrent runs as the machine has cores.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -36,7 +48,7 @@ dagster-home:
 # A small synthetic landing zone made by the project's own generator (only when CORPUS_LANDING is unset).
 # With CORPUS_SOURCE=bulk and a local CORPUS_BULK without manifests, the same papers are written as a
 # bulk root there (tars + manifests) and the landing zone keeps only oai/ and tei/.
-sample: venv
+sample: venv-base
 	@if [ -n "$(BULK_DEMO)" ] && [ -z "$(CORPUS_BULK)" ]; then \
 	  echo "CORPUS_SOURCE=bulk needs CORPUS_BULK (a directory, s3:// or gs:// URL)" >&2; exit 2; \
 	fi
@@ -49,7 +61,7 @@ sample: venv
 	    --seed 7 --full-text $$bulk; \
 	fi
 
-demo: venv dagster-home sample
+demo: venv-base dagster-home sample
 	$(BIN)/python -W ignore -m corpus_assets.demo --landing "$(DEMO_LANDING)"
 
 lint: venv
@@ -62,14 +74,14 @@ test: venv dagster-home
 	$(BIN)/python -m pytest
 
 # The Dagster UI on 127.0.0.1:3000, first partition moved back to the landing zone's earliest day.
-ui: venv dagster-home
+ui: venv-base dagster-home
 	@start=$$($(BIN)/python -m corpus.ingest.landing earliest "$(DEMO_LANDING)"); \
 	if [ -n "$$start" ] && [[ "$$start" < "$${CORPUS_START_DATE:-2007-04-01}" ]]; then export CORPUS_START_DATE=$$start; fi; \
 	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/dagster dev -h 127.0.0.1 -p 3000 -w workspace.yaml
 
 # Every daily asset over FROM..TO as one Dagster backfill: runs of CORPUS_DAYS_PER_RUN days side by
 # side on every core; waits; exits non-zero if a day failed.
-backfill: venv dagster-home
+backfill: venv-base dagster-home
 	@if [ -z "$(FROM)" ] || [ -z "$(TO)" ]; then echo "usage: make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD"; exit 2; fi
 	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/python -W ignore -m corpus_assets.backfill --from $(FROM) --to $(TO)
 

@@ -10,10 +10,15 @@ one Kubernetes job per step. The instance side (storage, run launcher) lives in
 
 The heavy assets call :func:`run_stage`; the Definitions take :func:`build_pipes_resource`
 under the key ``pipes`` and :func:`executor_def` as their executor.
+
+Each integration is an optional extra of the package (``docker``, ``k8s``, ``celery``,
+``postgres``): it is imported only when a setting asks for it (:func:`integration`), so the
+Definitions load on a base install, and a missing extra is an error naming what to install.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -23,6 +28,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import dagster as dg
@@ -41,6 +47,25 @@ WORKER_LABEL = (
     "io.corpus.pipes-worker"  # on every worker container: `docker container prune --filter label=...`
 )
 STDERR_TAIL_LINES = 40
+# The optional extra that installs each integration (pyproject.toml).
+EXTRAS = {
+    "dagster_docker": "docker",
+    "dagster_k8s": "k8s",
+    "dagster_celery": "celery",
+    "dagster_postgres": "postgres",
+}
+
+
+def integration(module: str, needed_by: str) -> ModuleType:
+    """Import a deployment integration, or fail with the ``pip install`` of its extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        extra = EXTRAS[module.split(".")[0]]
+        raise ImportError(
+            f"{needed_by} needs `pip install 'corpus[{extra}]'` (from a checkout: "
+            f"pip install -e '.[{extra}]'); {module} could not be imported: {exc}"
+        ) from exc
 
 
 def _choice(name: str, allowed: Sequence[str], default: str, env: Mapping[str, str] | None) -> str:
@@ -196,14 +221,12 @@ def pipes_client(settings: DeploymentSettings | None = None) -> dg.PipesClient:
     if settings.deployment == "local":
         return StderrTailSubprocessClient(cwd=str(REPO), message_reader=TempFileReader())
     if settings.deployment == "docker":
-        from dagster_docker import PipesDockerClient, PipesDockerLogsMessageReader
-
-        reader = type("DockerLogsReader", (_KeepsHandler, PipesDockerLogsMessageReader), {})()
-        return PipesDockerClient(message_reader=reader)
-    from dagster_k8s import PipesK8sClient, PipesK8sPodLogsMessageReader
-
-    reader = type("K8sLogsReader", (_KeepsHandler, PipesK8sPodLogsMessageReader), {})()
-    return PipesK8sClient(message_reader=reader)
+        docker = integration("dagster_docker", "CORPUS_DEPLOYMENT=docker (Pipes containers)")
+        reader = type("DockerLogsReader", (_KeepsHandler, docker.PipesDockerLogsMessageReader), {})()
+        return docker.PipesDockerClient(message_reader=reader)
+    k8s = integration("dagster_k8s", "CORPUS_DEPLOYMENT=k8s (Pipes pods)")
+    reader = type("K8sLogsReader", (_KeepsHandler, k8s.PipesK8sPodLogsMessageReader), {})()
+    return k8s.PipesK8sClient(message_reader=reader)
 
 
 def build_pipes_resource() -> dg.PipesClient:
@@ -222,10 +245,9 @@ def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[
     env = {"CORPUS_HOME": settings.home, "CORPUS_LANDING": settings.landing, "PYTHONUNBUFFERED": "1"}
     if isinstance(client, dg.PipesSubprocessClient):
         return {"command": command, "env": env}
-    from dagster_docker import PipesDockerClient
-    from dagster_k8s import PipesK8sClient
-
-    if isinstance(client, PipesDockerClient):
+    # a client of one integration never needs the other installed: look only at loaded modules
+    docker, k8s = sys.modules.get("dagster_docker"), sys.modules.get("dagster_k8s")
+    if docker is not None and isinstance(client, docker.PipesDockerClient):
         return {
             "image": settings.worker_image,
             "command": command,
@@ -239,7 +261,7 @@ def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[
                 "labels": {WORKER_LABEL: "1"},
             },
         }
-    if isinstance(client, PipesK8sClient):
+    if k8s is not None and isinstance(client, k8s.PipesK8sClient):
         return {
             "image": settings.worker_image,
             "command": command,
@@ -393,13 +415,9 @@ def base_executor(kind: ExecutorKind) -> dg.ExecutorDefinition:
     if kind == "inprocess":
         return dg.in_process_executor
     if kind == "celery":
-        from dagster_celery import celery_executor
-
-        return celery_executor
+        return integration("dagster_celery", "the celery executor (CORPUS_EXECUTOR=celery)").celery_executor
     if kind == "k8s":
-        from dagster_k8s import k8s_job_executor
-
-        return k8s_job_executor
+        return integration("dagster_k8s", "the k8s executor (CORPUS_EXECUTOR=k8s)").k8s_job_executor
     raise ValueError(f"unknown executor {kind!r}")
 
 

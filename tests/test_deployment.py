@@ -5,9 +5,13 @@ the real executor schemas, instances construct (Postgres storage is schema-check
 no server runs), compose/Helm files parse and agree with the settings the code reads.
 """
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import dagster as dg
@@ -352,3 +356,96 @@ def test_build_pipes_resource_follows_the_environment(monkeypatch):
     assert isinstance(dep.build_pipes_resource(), dg.PipesSubprocessClient)
     monkeypatch.setenv("CORPUS_EXECUTOR", "celery")
     assert dep.executor_def().name == "celery"
+
+
+# Everything the extras install that a base install (`pip install -e .`) lacks, by top-level module.
+ABSENT_ON_A_BASE_INSTALL = (
+    "dagster_docker", "dagster_k8s", "dagster_celery", "dagster_postgres",
+    "docker", "kubernetes", "celery", "redis", "psycopg2", "s3fs", "gcsfs",
+)  # fmt: skip
+_WITHOUT_EXTRAS = """
+import importlib.abc, json, sys
+ABSENT = set(sys.argv[1].split(","))
+
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ABSENT:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Absent())
+import dagster as dg
+from corpus_assets import deployment as dep
+from corpus_assets.definitions import defs
+
+dg.Definitions.validate_loadable(defs)
+local = dep.DeploymentSettings.from_env({})
+client = dep.pipes_client(local)
+errors = {}
+for what, call in {
+    "docker": lambda: dep.pipes_client(dep.DeploymentSettings.from_env({"CORPUS_DEPLOYMENT": "docker"})),
+    "k8s": lambda: dep.executor_def("k8s", local),
+    "celery": lambda: dep.base_executor("celery"),
+}.items():
+    try:
+        call()
+        errors[what] = None
+    except ImportError as exc:
+        errors[what] = str(exc)
+print(json.dumps({
+    "executor": defs.executor.name,
+    "launch": dep.launch_kwargs(client, local)["command"][1:],
+    "loaded": sorted(m for m in sys.modules if m.split(".")[0] in ABSENT),
+    "errors": errors,
+}))
+"""
+
+
+def test_definitions_load_without_the_deployment_extras():
+    """A base install: the Definitions load, a local run needs no extra, and asking for an
+    integration that is not installed names the extra to install."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_EXTRAS, ",".join(ABSENT_ON_A_BASE_INSTALL)],
+        capture_output=True, text=True, timeout=180, cwd=REPO,
+        env={k: v for k, v in os.environ.items() if not k.startswith("CORPUS_")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["executor"] == "in_process" and result["launch"] == ["-m", "corpus_assets.worker"]
+    assert result["loaded"] == []
+    errors = result["errors"]
+    assert (
+        "CORPUS_DEPLOYMENT=docker" in errors["docker"] and "pip install 'corpus[docker]'" in errors["docker"]
+    )
+    assert errors["k8s"].startswith(
+        "the k8s executor (CORPUS_EXECUTOR=k8s) needs `pip install 'corpus[k8s]'`"
+    )
+    assert "pip install 'corpus[celery]'" in errors["celery"]
+
+
+def test_integrations_are_extras_and_the_image_installs_the_ones_its_files_use():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    base, extras = project["dependencies"], project["optional-dependencies"]
+    for module, extra in dep.EXTRAS.items():
+        package = module.replace("_", "-")
+        assert any(r.startswith(f"{package}==") for r in extras[extra]), (extra, package)
+        assert not any(r.startswith(f"{package}==") for r in base), f"{package} is in the base install"
+    assert not any(r.split("==")[0] in {"redis", "celery", "s3fs", "gcsfs"} for r in base)
+    assert extras["all"] == [f"corpus[{','.join(['docker', 'k8s', 'celery', 'postgres', 'bulk'])}]"]
+    assert "corpus[all]" in extras["dev"]  # make test installs every extra: no test skips for one
+
+    # the integrations the image's own files name: instance launchers and storage, the Celery workers
+    used = set()
+    for kind in ("docker", "k8s"):
+        config = dep.instance_config(kind)
+        used.add(dep.EXTRAS[config["run_launcher"]["module"]])
+        if "postgres" in config["storage"]:
+            used.add("postgres")
+    if any("dagster-celery" in svc.get("command", []) for svc in _compose()["services"].values()):
+        used.add("celery")
+    assert used == {"docker", "k8s", "postgres", "celery"}
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    (default,) = re.findall(r"^ARG CORPUS_EXTRAS=(\S+)$", dockerfile, flags=re.M)
+    assert used <= set(default.split(",")) <= set(extras)
+    assert 'pip wheel --no-cache-dir --wheel-dir /wheels ".[${CORPUS_EXTRAS}]"' in dockerfile
+    assert '--find-links /wheels "corpus[${CORPUS_EXTRAS}]"' in dockerfile
+    assert dockerfile.count("ARG CORPUS_EXTRAS\n") == 2  # each stage sees the build argument
