@@ -22,6 +22,10 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
+from scipy.optimize import minimize_scalar
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
+from scipy.special import zeta
 
 VIA_ORDER = ("arxiv_id", "doi", "title", "fulltext_id")
 EDGE_SCHEMA = {
@@ -175,55 +179,20 @@ def _index(edges: pl.DataFrame, nodes: pl.Series) -> tuple[int, np.ndarray, np.n
 
 
 def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Component label (its smallest node index) of every node: vectorised union-find.
+    """Component label (0 .. components-1) of every node, joined by edges in either direction.
 
-    Each round hooks, for every edge joining two trees, the larger root under the
-    smaller one, then compresses every path to its root; roots only ever point to
-    smaller roots, so no cycle forms, and the loop ends when no edge joins two trees.
-    An edge then stands for the edge between its two old roots (its ends are in their
-    trees already), so each round reads only the edges that joined two trees in the last.
+    scipy's ``connected_components(connection="weak")`` on the edges as a sparse matrix
+    (benchmarks/graph_numerics.py: faster than the vectorised union-find it replaced).
     """
-    parent = np.arange(n, dtype=np.int64)
-    while True:
-        pu, pv = parent[src], parent[dst]
-        diff = pu != pv
-        if not diff.any():
-            return parent
-        lo, hi = np.minimum(pu[diff], pv[diff]), np.maximum(pu[diff], pv[diff])
-        np.minimum.at(parent, hi, lo)
-        while True:
-            grand = parent[parent]
-            if np.array_equal(grand, parent):
-                break
-            parent = grand
-        src, dst = lo, hi
+    adjacency = coo_array((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+    return connected_components(adjacency, directed=True, connection="weak")[1]
 
 
 # ---------------------------------------------------------------------------
 # Discrete power law (Clauset, Shalizi & Newman 2009)
 # ---------------------------------------------------------------------------
 
-# Bernoulli numbers B2, B4, ..., B16 for the Euler-Maclaurin tail.
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
-
-
-def hurwitz_zeta(s: float, q: np.ndarray | float) -> np.ndarray:
-    """``ζ(s, q) = Σ_{k>=0} (q + k)^-s`` for ``s > 1``, ``q > 0`` (Euler-Maclaurin, ~1e-13 relative)."""
-    if s <= 1:
-        raise ValueError(f"Hurwitz zeta needs s > 1, got {s}")
-    q = np.asarray(q, dtype=np.float64)
-    n_terms = 12
-    k = np.arange(n_terms, dtype=np.float64)
-    head = np.sum((q[..., None] + k) ** -s, axis=-1)
-    a = q + n_terms
-    tail = a ** (1 - s) / (s - 1) + 0.5 * a**-s
-    fact = 1.0  # (2j)!
-    rising = s  # s (s+1) ... (s+2j-2)
-    for j, b in enumerate(_BERNOULLI, start=1):
-        fact *= (2 * j - 1) * (2 * j)
-        tail = tail + b / fact * rising * a ** (-s - 2 * j + 1)
-        rising *= (s + 2 * j - 1) * (s + 2 * j)
-    return head + tail
+ALPHA_MAX = 10.0  # upper end of the exponent search: a result there means no power-law tail
 
 
 class PowerLawFit(NamedTuple):
@@ -234,47 +203,41 @@ class PowerLawFit(NamedTuple):
 
 
 def _mle_alpha(n: int, sum_log: float, xmin: int) -> float:
-    """Maximise ``-n log ζ(α, xmin) - α Σ log x`` over α in (1, 10] (golden section); a
-    result at the upper end (10) means the tail falls faster than any power law."""
-
-    def nll(a: float) -> float:
-        return n * math.log(float(hurwitz_zeta(a, xmin))) + a * sum_log
-
-    lo, hi = 1.0 + 1e-6, 10.0
-    g = (math.sqrt(5) - 1) / 2
-    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
-    fc, fd = nll(c), nll(d)
-    for _ in range(80):
-        if fc < fd:
-            hi, d, fd = d, c, fc
-            c = hi - g * (hi - lo)
-            fc = nll(c)
-        else:
-            lo, c, fc = c, d, fd
-            d = lo + g * (hi - lo)
-            fd = nll(d)
-    return (lo + hi) / 2
+    """The α in (1, ALPHA_MAX] maximising ``-n log ζ(α, xmin) - α Σ log x`` (bounded Brent)."""
+    found = minimize_scalar(
+        lambda a: n * math.log(zeta(a, xmin)) + a * sum_log,
+        bounds=(1.0 + 1e-6, ALPHA_MAX),
+        method="bounded",
+        options={"xatol": 1e-9},
+    )
+    return float(found.x)
 
 
 def _fit_tail(values: np.ndarray, counts: np.ndarray, xmin: int) -> PowerLawFit:
-    """Fit the tail given as distinct values (ascending, all >= xmin) and their counts."""
+    """Fit the tail given as distinct values (ascending, all >= xmin) and their counts.
+
+    The KS distance compares P(X < x) of the data and of the model at every distinct
+    value, as the ``powerlaw`` package does, so that both choose the same ``x_min``.
+    """
     n = int(counts.sum())
     if len(values) < 2:
         return PowerLawFit(float("nan"), int(xmin), n, float("nan"))
     alpha = _mle_alpha(n, float((np.log(values) * counts).sum()), int(xmin))
-    emp = np.cumsum(counts) / n  # P(X <= x) on the tail
-    model = 1.0 - hurwitz_zeta(alpha, values + 1.0) / hurwitz_zeta(alpha, float(xmin))
-    return PowerLawFit(alpha, int(xmin), n, float(np.max(np.abs(emp - model))))
+    below = (np.cumsum(counts) - counts) / n
+    model = 1.0 - zeta(alpha, values) / zeta(alpha, float(xmin))
+    return PowerLawFit(alpha, int(xmin), n, float(np.max(np.abs(below - model))))
 
 
 def powerlaw_fit(degrees: np.ndarray, xmin: int | None = None, min_tail: int = 50) -> PowerLawFit:
     """Discrete power-law fit of positive degrees (zeros are never part of a power law).
 
-    With ``xmin=None`` every observed degree whose tail holds at least ``min_tail``
-    values (all of them if fewer exist) is tried and the one with the smallest KS
-    distance wins (Clauset et al. §3.3; ``min_tail`` **choice**: tails of a few
-    points give meaningless exponents).  NaN alpha when the tail has fewer than
-    two distinct values (no maximum).
+    The exact discrete maximum-likelihood α (scipy's Hurwitz zeta and bounded search).
+    With ``xmin=None`` every observed degree but the largest whose tail holds at least
+    ``min_tail`` values (all of them if fewer exist) is tried and the one with the
+    smallest KS distance wins (Clauset et al. §3.3; ``min_tail`` **choice**: tails of a
+    few points give meaningless exponents).  NaN alpha when the tail has fewer than two
+    distinct values (no maximum).  tests/test_graph_powerlaw.py checks α and ``x_min``
+    against the ``powerlaw`` package (Alstott et al.), which arxiv-as-a-dataset used.
     """
     d = np.asarray(degrees, dtype=np.int64)
     values, counts = np.unique(d[d > 0], return_counts=True)
