@@ -27,6 +27,9 @@ from pathlib import Path
 
 from _common import REPO, TreeSampler, result
 
+# Deployment settings a measurement may vary (the data paths are the benchmark's own).
+SETTINGS = ("CORPUS_DEPLOYMENT", "CORPUS_DAYS_PER_RUN", "CORPUS_EXECUTOR")
+
 
 def instance_home(root: Path) -> Path:
     """A Dagster home with the repo's dagster.yaml, max_concurrent_runs = this machine's cores."""
@@ -40,7 +43,7 @@ def instance_home(root: Path) -> Path:
 
 def backfill(landing: Path, first: str, last: str, root: Path) -> dict:
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_")},
+        **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_") or k in SETTINGS},
         "CORPUS_HOME": str(root / "data"),
         "CORPUS_LANDING": str(landing),
         "DAGSTER_HOME": str(instance_home(root)),
