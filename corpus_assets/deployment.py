@@ -37,9 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from corpus_assets.worker import STAGES, StageRequest, jsonable
 
-Deployment = Literal["inprocess", "local", "docker", "k8s"]
+Deployment = Literal["local", "docker", "k8s", "inprocess"]
 ExecutorKind = Literal["inprocess", "celery", "k8s"]
-DEPLOYMENTS: tuple[str, ...] = ("inprocess", "local", "docker", "k8s")
+DEPLOYMENTS: tuple[str, ...] = ("local", "docker", "k8s", "inprocess")
 EXECUTORS: tuple[str, ...] = ("inprocess", "celery", "k8s")
 REPO = Path(__file__).resolve().parents[1]
 WORKER_MODULE = "corpus_assets.worker"

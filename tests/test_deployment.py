@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOCKER = REPO / "docker"
 COMBINATIONS = [
     ("local", "inprocess"),
+    ("inprocess", "inprocess"),
     ("docker", "inprocess"),
     ("docker", "celery"),
     ("k8s", "inprocess"),
@@ -56,7 +57,9 @@ def test_settings_choose_the_deployment_and_executor_or_fail_clearly():
     assert dep.deployment({}) == "local" and dep.executor_kind({}) == "inprocess"
     assert dep.deployment({"CORPUS_DEPLOYMENT": "k8s"}) == "k8s"
     assert dep.executor_kind({"CORPUS_EXECUTOR": "celery"}) == "celery"
-    with pytest.raises(ValueError, match=r"CORPUS_DEPLOYMENT='kubernetes' is not one of local, docker, k8s"):
+    with pytest.raises(
+        ValueError, match=r"CORPUS_DEPLOYMENT='kubernetes' is not one of local, docker, k8s, inprocess"
+    ):
         dep.deployment({"CORPUS_DEPLOYMENT": "kubernetes"})
     with pytest.raises(ValueError, match="CORPUS_EXECUTOR='multiprocess'"):
         dep.executor_kind({"CORPUS_EXECUTOR": "multiprocess"})
