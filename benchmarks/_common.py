@@ -131,3 +131,27 @@ class TreeSampler:
     def busy_cores(self, busy_floor: float = 0.25) -> float:
         busy = [r for r in self.rates if r >= busy_floor]
         return sum(busy) / len(busy) if busy else 0.0
+
+
+def hwm_mb() -> float:
+    """Peak RSS of this process image (VmHWM: unlike ru_maxrss, not inherited across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return peak_mb()
+
+
+def in_child(target, *args):
+    """``target(*args, queue)`` in a fresh (spawned) process, so its CPU s and peak RSS are its own;
+    returns what it put on the queue, or exits naming the target when the child failed."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=target, args=(*args, queue))
+    child.start()
+    out = queue.get()
+    child.join()
+    if child.exitcode:
+        raise SystemExit(f"{target.__name__} failed ({child.exitcode})")
+    return out

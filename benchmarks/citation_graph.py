@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import multiprocessing as mp
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from _common import peak_mb, result
+from _common import in_child, peak_mb, result
 
 MONTH = 20_000  # arXiv ids per month (2015-2019 had ~10-15k; 20k keeps 5-digit numbers)
 FIRST_DAY = dt.date(2015, 1, 2)
@@ -245,7 +244,8 @@ def generate(home: str, papers: int, links_per_paper: float, entries_per_paper: 
     }
 
 
-def _generate_child(queue, *args) -> None:
+def _generate_child(*args) -> None:
+    *args, queue = args
     start = time.process_time()
     counts = generate(*args)
     queue.put({**counts, "gen_cpu_s": time.process_time() - start, "gen_peak_mb": peak_mb()})
@@ -338,7 +338,7 @@ def add_day(home: str, papers_per_day: int, touched: int, seed: int) -> dict:
 # --------------------------------------------------------------------------- the asset
 
 
-def _run_child(queue, home: str) -> None:
+def _run_child(home: str, queue) -> None:
     """The citation_graph asset's calls (plan, build every planned day, finish with the plot),
     each timed in CPU s with the RSS after it."""
     from corpus.graph.citation_graph import build_days, finish_graph, plan_graph
@@ -362,14 +362,7 @@ def _run_child(queue, home: str) -> None:
 
 def run_asset(home: Path) -> dict:
     """One run of the asset's body in a fresh process (its CPU s and peak RSS are the run's)."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_run_child, args=(queue, str(home)))
-    proc.start()
-    out = queue.get()
-    proc.join()
-    if proc.exitcode:
-        raise SystemExit(f"citation_graph failed ({proc.exitcode})")
+    out = in_child(_run_child, str(home))
     for name, cpu, wall, rss in out["steps"]:
         print(f"  {name:<14} cpu {cpu:8.2f} s  wall {wall:8.2f} s  rss {rss:7.0f} MB", flush=True)
     s = out["summary"]
@@ -414,17 +407,8 @@ def main() -> None:
             home = Path(tmp.name) / "corpus"
         days = args.days or max(1, args.papers // 2000)
         epp = args.entries_per_paper if args.entries_per_paper is not None else 2 * args.links_per_paper
-        ctx = mp.get_context("spawn")
-        queue = ctx.Queue()
         wall0 = time.perf_counter()
-        proc = ctx.Process(
-            target=_generate_child, args=(queue, str(home), args.papers, args.links_per_paper, epp, days)
-        )
-        proc.start()
-        gen = queue.get()
-        proc.join()
-        if proc.exitcode:
-            raise SystemExit(f"generation failed ({proc.exitcode})")
+        gen = in_child(_generate_child, str(home), args.papers, args.links_per_paper, epp, days)
         disk = sum(p.stat().st_size for p in home.rglob("*") if p.is_file()) / 2**20
         print(
             f"generated {gen['papers']:,} papers ({gen['nodes']:,} nodes, {gen['deliveries']:,} deliveries over "

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import multiprocessing as mp
 import os
 import resource
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from _common import result
+from _common import in_child, result
 from linking import generate_titles, perturb
 
 from corpus.papers.bibliography import bib_schema
@@ -131,7 +130,7 @@ class Corpus:
         return m
 
 
-def _update(queue, home: str, shards: int) -> None:
+def _update(home: str, shards: int, queue) -> None:
     from corpus.graph.citation_links import update_links
 
     c0, w0 = time.process_time(), time.perf_counter()
@@ -148,15 +147,7 @@ def _update(queue, home: str, shards: int) -> None:
 
 def run_update(home: Path, shards: int) -> dict:
     """update_links in a fresh process: its CPU s, wall s, peak RSS and summary."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_update, args=(queue, str(home), shards))
-    proc.start()
-    out = queue.get()
-    proc.join()
-    if proc.exitcode:
-        raise SystemExit(f"update_links failed ({proc.exitcode})")
-    return out
+    return in_child(_update, str(home), shards)
 
 
 def _mirror(src: Path, dst: Path) -> None:

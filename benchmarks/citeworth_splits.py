@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import multiprocessing as mp
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import polars as pl
-from _common import cpu_timer, peak_mb, result, timer
+from _common import cpu_timer, hwm_mb, in_child, result, timer
 
 from corpus.release import citeworth as cw
 from corpus.store import Store
@@ -202,7 +201,7 @@ def generate(home: str, args: argparse.Namespace) -> dict:
         p.stat().st_size for a in (cw.PARAGRAPHS, cw.CANDIDATES) for p in Path(home, a).rglob("*.parquet")
     )
     return {**totals, "repeats": int(repeat.sum()), "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"],
-            "peak_mb": _hwm_mb()}  # fmt: skip
+            "peak_mb": hwm_mb()}  # fmt: skip
 
 
 def new_day(home: str, args: argparse.Namespace) -> dict:
@@ -225,24 +224,6 @@ def new_day(home: str, args: argparse.Namespace) -> dict:
     return {"day": day, "new": per_day, "again": len(again), **totals}
 
 
-def _hwm_mb() -> float:
-    """Peak RSS of this process image (VmHWM: unlike ru_maxrss, not inherited across exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return peak_mb()
-
-
-def _in_child(target, *args):
-    ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is its own
-    q = ctx.Queue()
-    child = ctx.Process(target=target, args=(*args, q))
-    child.start()
-    out = q.get()
-    child.join()
-    return out
-
-
 def _new_day_child(home: str, args: argparse.Namespace, out) -> None:
     out.put(new_day(home, args))
 
@@ -252,7 +233,7 @@ def _release_child(home: str, args: argparse.Namespace, out) -> None:
     with timer() as wall:
         summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
     out.put(
-        {"summary": summary, "cpu_s": time.process_time() - start, "wall_s": wall["s"], "peak_mb": _hwm_mb()}
+        {"summary": summary, "cpu_s": time.process_time() - start, "wall_s": wall["s"], "peak_mb": hwm_mb()}
     )
 
 
@@ -261,7 +242,7 @@ def _generate_child(home: str, args: argparse.Namespace, out) -> None:
 
 
 def release(home: Path, args: argparse.Namespace, label: str) -> dict:
-    run = _in_child(_release_child, str(home), args)
+    run = in_child(_release_child, str(home), args)
     summary, cpu = run["summary"], run["cpu_s"]
     out = cw.release_dir(home)
     jsonl_mb = sum((out / f"{s}.jsonl").stat().st_size for s in cw.SPLIT_NAMES) / 2**20
@@ -327,7 +308,7 @@ def main() -> None:
         home = Path(tmp.name)
     try:
         if args.home is None:
-            gen = _in_child(_generate_child, str(home), args)
+            gen = in_child(_generate_child, str(home), args)
             print(f"generate: {args.papers:,} papers ({gen['repeats']:,} delivered again) over {args.days} days: "
                   f"{gen['paragraph_rows']:,} paragraph rows ({gen['kept_rows']:,} kept), "
                   f"{gen['bytes'] / 2**20:,.0f} MB of Parquet in {gen['cpu_s']:.1f} CPU s / {gen['wall_s']:.1f} "
@@ -338,7 +319,7 @@ def main() -> None:
         if args.new_day:
             if args.home is not None:
                 ap.error("--new-day needs generated data (no CORPUS_HOME)")
-            day = _in_child(_new_day_child, str(home), args)
+            day = in_child(_new_day_child, str(home), args)
             print(f"new day {day['day']}: {day['new']:,} new papers, {day['again']:,} delivered again, "
                   f"{day['kept_rows']:,} kept paragraphs")  # fmt: skip
             inc = release(home, args, "new day")

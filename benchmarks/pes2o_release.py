@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import multiprocessing as mp
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from _common import cpu_timer, peak_mb, result, timer
+from _common import cpu_timer, hwm_mb, in_child, result, timer
 
 from corpus.release.pes2o_release import RULES, ReleaseSettings, write_release
 from corpus.release.pes2o_table import pes2o_frame
@@ -175,7 +174,7 @@ def generate(home: str, args: argparse.Namespace) -> dict:
             del rows
     size = sum(p.stat().st_size for p in Path(home, "pes2o").rglob("*.parquet"))
     return {"rows": rows_written, "repeats": int(repeat.sum()), "fulltext": int(full.sum()),
-            "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"], "peak_mb": _hwm_mb()}  # fmt: skip
+            "bytes": size, "cpu_s": cpu["s"], "wall_s": wall["s"], "peak_mb": hwm_mb()}  # fmt: skip
 
 
 def _generate_child(home: str, args: argparse.Namespace, out) -> None:
@@ -202,14 +201,6 @@ def new_day(home: str, args: argparse.Namespace) -> dict:
     return {"day": day.isoformat(), "new": per_day, "again": len(again), "rows": len(rows)}
 
 
-def _hwm_mb() -> float:
-    """Peak RSS of this process image (VmHWM: unlike ru_maxrss, not inherited across exec)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return peak_mb()
-
-
 def _new_day_child(home: str, args: argparse.Namespace, out) -> None:
     out.put(new_day(home, args))
 
@@ -226,22 +217,12 @@ def _release_child(home: str, args: argparse.Namespace, out) -> None:
         "summary": {k: v for k, v in summary.items() if k not in ("funnel", "inputs")},
         "cpu_s": time.process_time() - start + kids.ru_utime + kids.ru_stime,
         "wall_s": wall["s"],
-        "peak_mb": max(_hwm_mb(), kids.ru_maxrss / 1024),
+        "peak_mb": max(hwm_mb(), kids.ru_maxrss / 1024),
     })  # fmt: skip
 
 
-def _in_child(target, *args):
-    ctx = mp.get_context("spawn")  # a fresh process: its peak RSS is its own
-    q = ctx.Queue()
-    child = ctx.Process(target=target, args=(*args, q))
-    child.start()
-    out = q.get()
-    child.join()
-    return out
-
-
 def release(home: Path, args: argparse.Namespace, label: str) -> dict:
-    run = _in_child(_release_child, str(home), args)
+    run = in_child(_release_child, str(home), args)
     summary, cpu = run["summary"], run["cpu_s"]
     docs = sum(s["documents"] for s in summary["stats"])
     root = home.joinpath("releases", "pes2o", args.version)
@@ -305,7 +286,7 @@ def main() -> None:
             home = Path(tmp.name)
     try:
         if args.home is None:
-            gen = _in_child(_generate_child, str(home), args)
+            gen = in_child(_generate_child, str(home), args)
             print(f"generate: {args.papers:,} papers, {gen['rows']:,} rows ({gen['repeats']:,} repeated, "
                   f"{gen['fulltext']:,} with full text) over {args.days} days: {gen['bytes'] / 2**20:,.0f} MB "
                   f"of Parquet in {gen['cpu_s']:.1f} CPU s / {gen['wall_s']:.1f} wall s, "
@@ -315,7 +296,7 @@ def main() -> None:
         if args.new_day:
             if args.home is not None:
                 ap.error("--new-day needs generated data (no CORPUS_HOME)")
-            day = _in_child(_new_day_child, str(home), args)
+            day = in_child(_new_day_child, str(home), args)
             print(f"new day {day['day']}: {day['new']:,} new papers, {day['again']:,} delivered again")
             inc = release(home, args, "new day")
             values = {"new_day_papers": day["new"], "new_day_again": day["again"], "new_day_cpu_s": inc["cpu_s"],
