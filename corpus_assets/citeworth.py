@@ -23,7 +23,6 @@ from corpus.release.citeworth import (
 )
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
-    OWNERS,
     count_table,
     markdown_preview,
     partition_metadata,
@@ -73,7 +72,6 @@ class CiteworthSplitsConfig(dg.Config):
             deps=["papers", "pdf_parses", "latex_parses"],
             group_name="release",
             kinds={"parquet"},
-            owners=OWNERS,
             description="Every body paragraph of the day's kept papers with CiteWorth labels, or the rule "
             "that rejected it (citeworth-paper.txt §3, App. A-B).",
         ),
@@ -82,7 +80,6 @@ class CiteworthSplitsConfig(dg.Config):
             deps=["papers", "pdf_parses", "latex_parses"],
             group_name="release",
             kinds={"parquet"},
-            owners=OWNERS,
             description="One row per kept paper: CiteWorth candidate or not, why, and its paragraph counts.",
         ),
     ],

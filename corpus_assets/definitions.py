@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, pes2o
+from corpus_assets.common import OWNERS
 from corpus_assets.deployment import build_pipes_resource, executor_def
 from corpus_assets.freshness import up_to_date_check
 from corpus_assets.jobs import (
@@ -35,9 +36,10 @@ def build_resources() -> dict:
 
 
 def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
-    """Each asset's automation condition (corpus_assets.jobs): daily ones follow their day's
-    inputs, cross-day ones catch up on CORPUS_GRAPH_CRON."""
+    """Each asset's owners and automation condition (corpus_assets.jobs): daily ones follow
+    their day's inputs, cross-day ones catch up on CORPUS_GRAPH_CRON."""
     name = spec.key.to_user_string()
+    spec = spec.replace_attributes(owners=OWNERS)
     if name in DAILY_ASSETS and name not in ROOTS:
         return spec.replace_attributes(automation_condition=daily_condition())
     if name in UNPARTITIONED_ASSETS:

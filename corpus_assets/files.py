@@ -6,7 +6,7 @@ import dagster as dg
 
 from corpus.ingest.days import FetchSettings
 from corpus.ingest.pdf import filter_table
-from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day, rows_table
+from corpus_assets.common import count_table, partition_metadata, report_day, rows_table
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.ingest import network_pool
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -41,7 +41,6 @@ def stage_params(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv: 
     deps=["arxiv_metadata"],
     group_name="ingest",
     kinds={"parquet", "pdf"},
-    owners=OWNERS,
     pool=network_pool(),
     description="Latest PDF per paper in the content-addressed store, probed, with the S2ORC App. B filters.",
 )
@@ -76,7 +75,6 @@ def arxiv_pdfs(
     deps=["arxiv_metadata"],
     group_name="ingest",
     kinds={"parquet", "latex"},
-    owners=OWNERS,
     pool=network_pool(),
     description="arXiv e-prints in the blob store, unpacked without trusting them, main file assembled.",
 )

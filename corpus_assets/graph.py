@@ -13,7 +13,7 @@ from corpus.graph.citation_graph import build_days, finish_graph, plan_graph
 from corpus.graph.citation_links import ASSET, STATE_DIR, link_shard, merge_summaries, prepare_links
 from corpus.graph.network import EDGE_SCHEMA
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import OWNERS, count_table, markdown_preview, rows_table
+from corpus_assets.common import count_table, markdown_preview, rows_table
 from resources.store import CorpusStore
 
 LINK_SHARDS_ENV = "CORPUS_LINK_SHARDS"
@@ -87,7 +87,6 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None
     },
     group_name="graph",
     kinds={"parquet"},
-    owners=OWNERS,
     description="Every bib entry linked to a kept paper: arXiv id, then DOI, then the S2ORC title score > 0.8. "
     "Incremental (new days' entries against all titles, old entries found through an index by the papers "
     "that changed) and split into CORPUS_LINK_SHARDS shards, one step each, run in parallel by the executor.",
@@ -205,7 +204,6 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     ins={"links": dg.AssetIn("citation_links", dagster_type=dg.Nothing)},
     group_name="graph",
     kinds={"parquet"},
-    owners=OWNERS,
     description="Paper-level citation edges (bib links + arXiv ids in the full text), one file per citing "
     "day (citation_graph/edges-<day>.parquet), with the statistics of Table 2 of the arXiv-as-a-dataset paper "
     "and a log-log degree plot. Incremental: only days whose inputs or deciding papers changed are built "

@@ -10,7 +10,6 @@ from corpus.ingest import arxiv_ids
 from corpus.ingest.landing import LandingZone
 from corpus.ingest.records import failures_frame, records_frame
 from corpus_assets.common import (
-    OWNERS,
     count_table,
     partition_metadata,
     partitions_label,
@@ -85,14 +84,12 @@ def network_pool() -> str | None:
             "arxiv_metadata",
             group_name="ingest",
             kinds={"parquet"},
-            owners=OWNERS,
             description="arXiv metadata (SPEC.md §1), one partition per OAI datestamp day.",
         ),
         dg.AssetSpec(
             METADATA_FAILURES,
             group_name="ingest",
             kinds={"parquet"},
-            owners=OWNERS,
             description="Records and pages of the day that could not be read, each with its reason.",
         ),
     ],

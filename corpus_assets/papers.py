@@ -7,7 +7,6 @@ from corpus.papers.days import bib_entries_day, papers_day
 from corpus.papers.fulltext_ids import FULLTEXT_IDS
 from corpus.papers.metadata import filter_table
 from corpus_assets.common import (
-    OWNERS,
     count_table,
     partition_metadata,
     partition_rows,
@@ -26,7 +25,6 @@ from resources.store import CorpusStore
             deps=["arxiv_metadata", "pdf_parses", "latex_parses"],
             group_name="papers",
             kinds={"parquet"},
-            owners=OWNERS,
             description="One row per paper: canonical metadata (OAI first), the chosen full text and the "
             "S2ORC filters.",
         ),
@@ -35,7 +33,6 @@ from resources.store import CorpusStore
             deps=["arxiv_metadata", "pdf_parses", "latex_parses"],
             group_name="papers",
             kinds={"parquet"},
-            owners=OWNERS,
             description="arXiv ids named in each kept paper's body text (co-citation edges, "
             "arXiv-as-a-dataset §2.3), from the same chosen parse as papers.",
         ),
@@ -84,7 +81,6 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
     deps=["papers"],
     group_name="papers",
     kinds={"parquet"},
-    owners=OWNERS,
     description="Every bibliography entry of every chosen parse, with normalised title, DOI and arXiv id.",
 )
 def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:

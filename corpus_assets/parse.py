@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from corpus_assets.common import OWNERS, count_table, partition_metadata, report_day
+from corpus_assets.common import count_table, partition_metadata, report_day
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.grobid import GrobidResource
@@ -36,7 +36,6 @@ def report_parse_day(context: dg.AssetExecutionContext, asset: str, day: str, su
     deps=["arxiv_sources"],
     group_name="parse",
     kinds={"parquet", "latex"},
-    owners=OWNERS,
     description="LaTeX -> S2ORC-style structured full text (the same schema as pdf_parses).",
 )
 def latex_parses(
@@ -68,7 +67,6 @@ def grobid_settings(grobid: GrobidResource) -> dict:
     deps=["arxiv_pdfs"],
     group_name="parse",
     kinds={"parquet", "xml"},
-    owners=OWNERS,
     pool="grobid",
     description="Grobid TEI for every PDF that passed the filters: cached by PDF sha256, or from the service.",
 )
@@ -119,7 +117,6 @@ def grobid_tei(
     deps=["grobid_tei"],
     group_name="parse",
     kinds={"parquet"},
-    owners=OWNERS,
     description="Grobid TEI -> S2ORC-style structured full text (pdf_parse shape).",
 )
 def pdf_parses(

@@ -15,7 +15,7 @@ from corpus.release.pes2o_release import (
 )
 from corpus.release.pes2o_table import pes2o_day
 from corpus.release.state import manifest_sha256
-from corpus_assets.common import OWNERS, cached_plot, count_table, partition_metadata, report_day, rows_table
+from corpus_assets.common import cached_plot, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -24,7 +24,6 @@ from resources.store import CorpusStore
     deps=["papers"],
     group_name="release",
     kinds={"parquet"},
-    owners=OWNERS,
     description="peS2o signals of every kept paper (once), with the v1/v2 verdict and drop reason per "
     "source (s2orc full text, s2ag title+abstract) and the text of kept documents.",
 )
