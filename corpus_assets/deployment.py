@@ -35,7 +35,7 @@ import dagster as dg
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from corpus_assets.worker import STAGES, StageRequest, jsonable
+from corpus_assets.worker import StageRequest, run_request
 
 Deployment = Literal["local", "docker", "k8s", "inprocess"]
 ExecutorKind = Literal["inprocess", "celery", "k8s"]
@@ -331,11 +331,38 @@ class StageFailed(dg.Failure):
     """A worker failed: the message carries its own error report or stderr tail."""
 
 
+def _errors(messages) -> list[dict]:
+    return [m for m in messages if isinstance(m, dict) and m.get("kind") == "error"]
+
+
 def _worker_errors(client: dg.PipesClient) -> list[dict]:
     handler = getattr(getattr(client, "message_reader", None), "last_handler", None)
-    if handler is None:
-        return []
-    return [m for m in handler.get_custom_messages() if isinstance(m, dict) and m.get("kind") == "error"]
+    return [] if handler is None else _errors(handler.get_custom_messages())
+
+
+class _InProcessPipes:
+    """What :func:`corpus_assets.worker.run_request` needs of a Pipes context, in the run's own
+    process (``CORPUS_DEPLOYMENT=inprocess``: no worker to start per step, about a CPU second
+    and 150 MB each; per-paper work still runs in its process pool)."""
+
+    def __init__(self, log) -> None:
+        self.log, self.messages = log, []
+
+    def report_custom_message(self, message: dict) -> None:
+        self.messages.append(message)
+
+
+def _stage_failed(request: StageRequest, settings, errors: list[dict], exc: Exception) -> StageFailed:
+    detail = "\n".join(f"{e['day']}: {e['error']}\n{e['traceback']}" for e in errors) or str(exc)
+    where = "in process" if settings.deployment == "inprocess" else f"in the {settings.deployment} worker"
+    return StageFailed(
+        description=f"{request.stage} failed {where} for {request.days}:\n{detail}",
+        metadata={
+            "stage": request.stage,
+            "days": ", ".join(request.days),
+            "worker_error": dg.MetadataValue.text(detail),
+        },
+    )
 
 
 def run_stage(
@@ -358,22 +385,24 @@ def run_stage(
             if params.get(key):
                 params[key] = str(Path(params[key]).resolve())
     request = StageRequest.model_validate({"stage": stage, "days": list(days), "params": params})
-    if settings.deployment == "inprocess":
-        return _run_in_process(context, request)
-    try:
-        invocation = client.run(
-            context=context, extras=request.model_dump(mode="json"), **launch_kwargs(client, settings)
-        )
-    except Exception as exc:
-        errors = _worker_errors(client)
-        detail = "\n".join(f"{e['day']}: {e['error']}\n{e['traceback']}" for e in errors) or str(exc)
-        raise StageFailed(
-            description=f"{stage} failed in the {settings.deployment} worker for {days}:\n{detail}",
-            metadata={"stage": stage, "days": ", ".join(days), "worker_error": dg.MetadataValue.text(detail)},
-        ) from exc
+    if settings.deployment == "inprocess":  # the worker's own loop, in the run's process
+        pipes = _InProcessPipes(context.log)
+        try:
+            run_request(request, pipes)
+        except Exception as exc:
+            raise _stage_failed(request, settings, _errors(pipes.messages), exc) from exc
+        messages = pipes.messages
+    else:
+        try:
+            invocation = client.run(
+                context=context, extras=request.model_dump(mode="json"), **launch_kwargs(client, settings)
+            )
+        except Exception as exc:
+            raise _stage_failed(request, settings, _worker_errors(client), exc) from exc
+        messages = invocation.get_custom_messages()
     found = {
         m["day"]: m["summary"]
-        for m in invocation.get_custom_messages()
+        for m in messages
         if isinstance(m, dict) and m.get("kind") == "summary" and m.get("stage") == stage
     }
     missing = [d for d in request.days if d not in found]
@@ -470,23 +499,3 @@ def deployment_definitions(
         executor=executor_def(settings.executor, settings),
         loggers=defs.loggers,
     )
-
-
-def _run_in_process(
-    context: dg.AssetExecutionContext | dg.OpExecutionContext, request: StageRequest
-) -> list[dict]:
-    """``CORPUS_DEPLOYMENT=inprocess``: the worker's stage functions called in the run's own
-    process, day by day: no worker process to start per step (about a CPU second and 150 MB each),
-    per-paper work still in its process pool. A failing day fails the step as the worker would."""
-    fn = STAGES[request.stage]
-    summaries = []
-    for day in request.days:
-        try:
-            summaries.append(jsonable(fn(request.params, day, context.log)))
-        except Exception as exc:
-            detail = f"{day}: {type(exc).__name__}: {exc}"
-            raise StageFailed(
-                description=f"{request.stage} failed in process for {request.days}:\n{detail}",
-                metadata={"stage": request.stage, "days": ", ".join(request.days), "worker_error": detail},
-            ) from exc
-    return summaries
