@@ -48,13 +48,25 @@ def result(**values: float | int | str) -> None:
     print("RESULT " + " ".join(parts), flush=True)
 
 
+def _command(pid: int) -> str:
+    """What a process runs, shortly: its arguments after the interpreter, cut to 60 characters."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    words = [a.decode(errors="replace") for a in args if a]
+    words = [w for w in words[1:] if w not in ("-W", "ignore", "-u")] or words
+    return " ".join(Path(words[0]).name.split() + words[1:])[:60] if words else "?"
+
+
 class TreeSampler:
     """CPU and resident memory of a process and all its descendants, sampled from /proc.
 
     ``cpu_s`` adds each process's own CPU time as seen at its last sample (a process that
     exits between samples loses at most one interval); ``peak_rss_mb`` is the largest sum of
     RSS over the live tree; ``busy_cores`` the mean CPU rate over the intervals in which the
-    tree used at least ``busy_floor`` of a core (a backfill's waits between runs left out).
+    tree used at least ``busy_floor`` of a core (a backfill's waits between runs left out);
+    ``peak_parts`` the processes at the peak, as (MB, what each runs), largest first.
     """
 
     def __init__(self, pid: int, interval_s: float = 0.2):
@@ -67,6 +79,7 @@ class TreeSampler:
         self._cpu: dict[int, float] = {}
         self._base: dict[int, float] = {}  # CPU the processes alive at the start had already used
         self.peak_rss_mb = 0.0
+        self.peak_parts: list[tuple[float, str]] = []
         self.rates: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -91,19 +104,22 @@ class TreeSampler:
         return out
 
     def _sample(self) -> float:
-        total_rss, cpu_now = 0, 0.0
+        total_rss, rss = 0, {}
         for p in self._tree():
             try:
                 with open(f"/proc/{p}/stat") as fh:
                     fields = fh.read().rsplit(")", 1)[1].split()
                 with open(f"/proc/{p}/statm") as fh:
-                    total_rss += int(fh.read().split()[1]) * self._page
+                    rss[p] = int(fh.read().split()[1]) * self._page
             except (OSError, IndexError, ValueError):
                 continue
+            total_rss += rss[p]
             cpu = (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
             self._cpu[p] = max(self._cpu.get(p, 0.0), cpu)
         cpu_now = sum(v - self._base.get(p, 0.0) for p, v in self._cpu.items())
-        self.peak_rss_mb = max(self.peak_rss_mb, total_rss / 2**20)
+        if total_rss / 2**20 > self.peak_rss_mb:
+            self.peak_rss_mb = total_rss / 2**20
+            self.peak_parts = sorted(((b / 2**20, _command(p)) for p, b in rss.items()), reverse=True)
         return cpu_now
 
     def _run(self) -> None:

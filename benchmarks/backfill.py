@@ -59,6 +59,8 @@ def backfill(landing: Path, first: str, last: str, root: Path) -> dict:
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"backfill {first}..{last} failed ({proc.returncode}):\n{out[-3000:]}")
+    parts = ", ".join(f"{mb:.0f} {what}" for mb, what in tree.peak_parts)
+    print(f"  {first}..{last} at the peak (MB): {parts}", flush=True)
     return {"wall_s": wall, "cpu_s": tree.cpu_s, "peak_mb": tree.peak_rss_mb, "cores": tree.busy_cores()}
 
 

@@ -55,7 +55,7 @@ def _wait(condition, timeout_s: float, what: str, step_s: float = 0.5):
 
 
 @pytest.mark.slow
-def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path):
+def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path, monkeypatch):
     from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
     from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 
@@ -70,6 +70,7 @@ def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path
     found = LandingZone(landing).read_days([DAY])
     Store(home).write_partition("arxiv_metadata", DAY, records_frame(found.records[DAY]))
 
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))  # the event log's base_dir is under it
     instance = dg.DagsterInstance.from_config(str(dagster_home))
     assert isinstance(instance.run_launcher, LocalRunLauncher)
     assert (
