@@ -78,3 +78,27 @@ def test_the_rule_reports_what_it_should():
     ]
     assert violations("corpus.release.pes2o", "from corpus.parse.document import StructuredDoc\n") == []
     assert violations("corpus.sample.bulk", "from corpus.release import pes2o\n") == []
+
+
+# Libraries only some stages need: loaded when those run, not by every process that loads the
+# definitions (the code server, each run worker, each Pipes worker): 130 MB and 0.6 CPU s together.
+CALL_TIME_ONLY = ("scipy", "pyarrow", "pypdf", "duckdb", "matplotlib")
+
+
+def test_loading_the_definitions_leaves_the_stage_libraries_unloaded():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, corpus_assets.definitions\n"
+        f"print(','.join(m for m in {CALL_TIME_ONLY!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "", f"loaded at import: {done.stdout.strip()}"

@@ -54,7 +54,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from corpus.graph import deliveries
 from corpus.graph.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
@@ -209,6 +208,8 @@ def _entries_of(store: Store, day: str, citing: pl.Series | None = None) -> pl.D
 
 
 def _entry_count(store: Store, day: str) -> int:
+    import pyarrow.parquet as pq  # not at import: the daily runs load this module, never pyarrow
+
     return pq.ParquetFile(store.partition_dir("bib_entries", day) / "part-0.parquet").metadata.num_rows
 
 

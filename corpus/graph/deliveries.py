@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from corpus.store import Store
 
@@ -57,6 +56,8 @@ def read_papers(store: Store, days: list[str]) -> pl.DataFrame:
     frames = []
     for day in days:
         path = store.partition_dir("papers", day) / "part-0.parquet"
+        import pyarrow.parquet as pq  # not at import: the daily runs load this module
+
         names = set(pq.read_schema(path).names)
         cols = [c for c in ("id", "kept", "doi", "norm_title") if c in names]
         frame = pl.read_parquet(path, columns=cols)

@@ -40,10 +40,13 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from corpus.graph.linking import (
     _EPS,
@@ -71,6 +74,8 @@ ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
 
 
 def _arrow_strings(values: pl.Series) -> pa.LargeStringArray:
+    import pyarrow as pa  # at call time: the daily runs import this module's callers, not pyarrow
+
     arr = values.cast(pl.String).fill_null("").to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -166,6 +171,8 @@ class StringColumn:
         _save(directory / f"{name}.dat.npy", data)
 
     def take(self, rows: np.ndarray) -> pl.Series:
+        import pyarrow as pa
+
         n = len(self.offsets) - 1
         data = self.data if len(self.data) else np.zeros(1, np.uint8)
         arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(self.offsets), pa.py_buffer(data))

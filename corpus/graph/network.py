@@ -22,10 +22,6 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
-from scipy.optimize import minimize_scalar
-from scipy.sparse import coo_array
-from scipy.sparse.csgraph import connected_components
-from scipy.special import zeta
 
 VIA_ORDER = ("arxiv_id", "doi", "title", "fulltext_id")
 EDGE_SCHEMA = {
@@ -184,6 +180,9 @@ def weak_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     scipy's ``connected_components(connection="weak")`` on the edges as a sparse matrix
     (benchmarks/graph_numerics.py: faster than the vectorised union-find it replaced).
     """
+    from scipy.sparse import coo_array  # scipy only here and in the fit: 61 MB, 0.4 s to import
+    from scipy.sparse.csgraph import connected_components
+
     adjacency = coo_array((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
     return connected_components(adjacency, directed=True, connection="weak")[1]
 
@@ -204,6 +203,9 @@ class PowerLawFit(NamedTuple):
 
 def _mle_alpha(n: int, sum_log: float, xmin: int) -> float:
     """The α in (1, ALPHA_MAX] maximising ``-n log ζ(α, xmin) - α Σ log x`` (bounded Brent)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import zeta
+
     found = minimize_scalar(
         lambda a: n * math.log(zeta(a, xmin)) + a * sum_log,
         bounds=(1.0 + 1e-6, ALPHA_MAX),
@@ -222,6 +224,8 @@ def _fit_tail(values: np.ndarray, counts: np.ndarray, xmin: int) -> PowerLawFit:
     n = int(counts.sum())
     if len(values) < 2:
         return PowerLawFit(float("nan"), int(xmin), n, float("nan"))
+    from scipy.special import zeta
+
     alpha = _mle_alpha(n, float((np.log(values) * counts).sum()), int(xmin))
     below = (np.cumsum(counts) - counts) / n
     model = 1.0 - zeta(alpha, values) / zeta(alpha, float(xmin))

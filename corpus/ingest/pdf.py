@@ -33,9 +33,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pypdf import PasswordType, PdfReader
-from pypdf.generic import ArrayObject, DictionaryObject
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+    from pypdf.generic import DictionaryObject
+
 
 # Filter reasons, in the order pdf_filter checks them (App. B's table order).
 UNREADABLE = "unreadable"  # PyPDF2 error in S2ORC: broken, truncated, not a PDF, needs a password
@@ -118,6 +121,8 @@ def _get(node: DictionaryObject, key: str, default: object = None) -> object:
 
 def _first_page(pages_root: DictionaryObject) -> tuple[DictionaryObject, object, object]:
     """Descend ``/Kids[0]`` to the first leaf; return it with its inherited MediaBox and Rotate."""
+    from pypdf.generic import ArrayObject, DictionaryObject
+
     node = pages_root
     mediabox = _get(node, "/MediaBox")
     rotate = _get(node, "/Rotate")
@@ -136,6 +141,8 @@ def _first_page(pages_root: DictionaryObject) -> tuple[DictionaryObject, object,
 
 
 def _probe_reader(reader: PdfReader, encrypted: bool) -> PdfProbe:
+    from pypdf.generic import ArrayObject
+
     root = reader.trailer["/Root"].get_object()
     pages_root = root["/Pages"].get_object()
     count = _get(pages_root, "/Count")
@@ -173,6 +180,8 @@ def probe_pdf(
     Files larger than ``max_bytes`` are not parsed; parsing longer than
     ``timeout_s`` is cut (main thread only). Both give a probe with ``error``.
     """
+    from pypdf import PasswordType, PdfReader  # here, not at import: 22 MB in every process
+
     encrypted, tail = False, b"%%EOF"
     try:
         if isinstance(source, bytes | bytearray | memoryview):

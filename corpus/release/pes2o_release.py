@@ -28,6 +28,7 @@ release or the new one.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gzip
 import hashlib
 import json
@@ -38,12 +39,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from corpus.release import pes2o
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
@@ -285,6 +287,8 @@ def _text_hash(text: str) -> int:
 def _writer_tag(version: str, settings: ReleaseSettings) -> bytes:
     """What besides the documents decides a shard's bytes: a shard is reused only when equal."""
     import zlib
+
+    import pyarrow as pa
 
     return (f"{FORMAT}|{version}|{settings.compresslevel}|{settings.row_group_docs}|"
             f"pyarrow {pa.__version__}|zlib {zlib.ZLIB_RUNTIME_VERSION}").encode()  # fmt: skip
@@ -622,6 +626,8 @@ def _scatter(store: Store, version: str, fetch: pl.DataFrame, spill: Path, tag: 
     read at a time, into its task's Arrow stream ``spill/task-<n>.<tag>.arrows``.
 
     Call it on disjoint parts of ``fetch`` with different tags to spread the reading."""
+    import pyarrow as pa
+
     spill.mkdir(parents=True, exist_ok=True)
     sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
     schema = pa.schema([("source", pa.string()), ("id", pa.string()), ("text", pa.string())])
@@ -651,21 +657,28 @@ def _scatter(store: Store, version: str, fetch: pl.DataFrame, spill: Path, tag: 
             sink.close()
 
 
-_PA_SCHEMA = pa.schema([(f, pa.string()) for f in DOC_FIELDS])
+@functools.cache
+def _pa_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema([(f, pa.string()) for f in DOC_FIELDS])
 
 
 def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSettings) -> dict:
     """``<stem>.jsonl.gz`` and ``<stem>.parquet`` holding ``docs``, in order; their entries."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     jsonl, parquet = staging / f"{stem}.jsonl.gz", staging / f"{stem}.parquet"
     jsonl.parent.mkdir(parents=True, exist_ok=True)
     with open(jsonl, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                                                   compresslevel=settings.compresslevel, mtime=0) as gz:  # fmt: skip
         for doc in docs:
             gz.write((json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
-    with pq.ParquetWriter(parquet, _PA_SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(parquet, _pa_schema(), compression="zstd") as writer:
         for start in range(0, len(docs), settings.row_group_docs):
             writer.write_table(
-                pa.Table.from_pylist(docs[start : start + settings.row_group_docs], schema=_PA_SCHEMA)
+                pa.Table.from_pylist(docs[start : start + settings.row_group_docs], schema=_pa_schema())
             )
     for path in (jsonl, parquet):
         with open(path, "rb") as fh:
@@ -685,6 +698,9 @@ def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSe
 def build_task(work: str | Path, task: int) -> dict:
     """Write the shards of one task into the staging directory; returns their entries and the
     text hashes of the documents read from the days. Reads only files: run it anywhere."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     work = Path(work)
     plan = Plan.load(work)
     settings = _settings_from(plan.settings)
