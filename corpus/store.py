@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import logging
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator
@@ -30,6 +34,21 @@ from typing import BinaryIO
 import polars as pl
 
 from corpus.scratch import tmp_dir_for
+
+log = logging.getLogger(__name__)
+
+# Run as ``python -c _CREATE_VIEWS <db> <{view: source} as JSON>`` (Store.refresh_views).
+_CREATE_VIEWS = """
+import json, sys
+import duckdb
+try:
+    con = duckdb.connect(sys.argv[1])
+except duckdb.Error as exc:  # another process holds the database's lock (a user's shell)
+    sys.exit(f"{type(exc).__name__}: {exc}")
+with con:
+    for name, src in json.loads(sys.argv[2]).items():
+        con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM {src}')
+"""
 
 DEFAULT_HOME = "./data"
 
@@ -182,8 +201,9 @@ class Store:
         A view reads its Hive glob at query time, so it is created once, when its asset
         first has files, and never again: new partitions cost nothing here. A marker file
         per view (under ``.index/views``) saves even opening DuckDB on later calls. Returns
-        the database path, or None when another process holds DuckDB's lock (a user's
-        shell, say): views are a convenience and never fail a run.
+        the database path, or None (with a logged warning) when they could not be made, e.g.
+        another process holds DuckDB's lock (a user's shell): views are a convenience and
+        never fail a run.
         """
         db = self.views_db()
         markers = self.home / ".index" / "views"
@@ -195,19 +215,20 @@ class Store:
         if not sources:
             return db
         markers.mkdir(parents=True, exist_ok=True)
-        import duckdb  # only here: a run that writes partitions need not load it
-
+        # DuckDB is loaded by a child that exits, not by this process: a run worker would keep
+        # its 35 MB for every later day of the run (views are new only a few times per store).
         with _file_lock(self.home / ".index" / "views.lock"):
-            try:
-                con = duckdb.connect(str(db))
-            except duckdb.Error:
+            done = subprocess.run(
+                [sys.executable, "-c", _CREATE_VIEWS, str(db), json.dumps(sources)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0:
+                log.warning("views of %s not created: %s", db, done.stderr.strip()[-500:])
                 return None
-            try:
-                for name, src in sources.items():
-                    con.execute(f'CREATE OR REPLACE VIEW "{name}" AS SELECT * FROM {src}')
-                    (markers / name).touch()
-            finally:
-                con.close()
+            for name in sources:
+                (markers / name).touch()
         return db
 
     def _asset_names(self) -> list[str]:
