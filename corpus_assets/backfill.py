@@ -167,30 +167,35 @@ def main(argv: list[str] | None = None) -> int:
 
     import subprocess
 
-    child = subprocess.run(
-        [sys.executable, "-m", "corpus_assets.backfill", "--submit", "--from", days[0], "--to", days[-1]],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    sys.stderr.write(child.stderr if child.returncode else "")
-    found = [line.split()[1] for line in child.stdout.splitlines() if line.startswith("BACKFILL ")]
-    if child.returncode or not found:
-        return child.returncode or 1
-    backfill_id = found[0]
-
     import dagster as dg
 
     instance = dg.DagsterInstance.get()
+    served = daemon_running(instance)  # also creates the instance's databases before the child opens them
+    # The range is checked and submitted by a child (the project's code never stays in this
+    # process) while this process starts the daemons and their code server: both load the
+    # definitions, on two cores at once.
+    child = subprocess.Popen(
+        [sys.executable, "-m", "corpus_assets.backfill", "--submit", "--from", days[0], "--to", days[-1]],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     started = time.perf_counter()
-    print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
     with ExitStack() as stack:
         on_stall = None
-        if daemon_running(instance):
+        if served:
             print("  a Dagster daemon serves this instance: it runs the backfill", flush=True)
             on_stall = lambda: serve_daemons(stack, instance)  # noqa: E731
         else:
             serve_daemons(stack, instance)
+        out, err = child.communicate()
+        found = [line.split()[1] for line in out.splitlines() if line.startswith("BACKFILL ")]
+        if child.returncode or not found:
+            sys.stderr.write(err)
+            return child.returncode or 1
+        backfill_id = found[0]
+        print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
         status, runs = wait(instance, backfill_id, args.timeout_hours * 3600, on_stall)
     took = time.perf_counter() - started
     failed = runs.get("FAILURE", 0) + runs.get("CANCELED", 0)
