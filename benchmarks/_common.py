@@ -59,6 +59,16 @@ def _command(pid: int) -> str:
     return " ".join(Path(words[0]).name.split() + words[1:])[:60] if words else "?"
 
 
+def _pss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 class TreeSampler:
     """CPU and resident memory of a process and all its descendants, sampled from /proc.
 
@@ -66,7 +76,9 @@ class TreeSampler:
     exits between samples loses at most one interval); ``peak_rss_mb`` is the largest sum of
     RSS over the live tree; ``busy_cores`` the mean CPU rate over the intervals in which the
     tree used at least ``busy_floor`` of a core (a backfill's waits between runs left out);
-    ``peak_parts`` the processes at the peak, as (MB, what each runs), largest first.
+    ``peak_parts`` the processes at the peak, as (MB, what each runs), largest first, and
+    ``pss_at_peak_mb`` their proportional set size then (shared pages, e.g. of a forked pool's
+    children or of the libraries every process maps, counted once in all).
     """
 
     def __init__(self, pid: int, interval_s: float = 0.2):
@@ -80,6 +92,7 @@ class TreeSampler:
         self._base: dict[int, float] = {}  # CPU the processes alive at the start had already used
         self.peak_rss_mb = 0.0
         self.peak_parts: list[tuple[float, str]] = []
+        self.pss_at_peak_mb = 0.0
         self.rates: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -120,6 +133,7 @@ class TreeSampler:
         if total_rss / 2**20 > self.peak_rss_mb:
             self.peak_rss_mb = total_rss / 2**20
             self.peak_parts = sorted(((b / 2**20, _command(p)) for p, b in rss.items()), reverse=True)
+            self.pss_at_peak_mb = sum(_pss_kb(p) for p in rss) / 1024  # read only at a new peak: rare
         return cpu_now
 
     def _run(self) -> None:

@@ -68,7 +68,13 @@ def backfill(landing: Path, first: str, last: str, root: Path, days_per_run: int
         raise SystemExit(f"backfill {first}..{last} failed ({proc.returncode}):\n{out[-3000:]}")
     parts = ", ".join(f"{mb:.0f} {what}" for mb, what in tree.peak_parts)
     print(f"  {first}..{last} at the peak (MB): {parts}", flush=True)
-    return {"wall_s": wall, "cpu_s": tree.cpu_s, "peak_mb": tree.peak_rss_mb, "cores": tree.busy_cores()}
+    return {
+        "wall_s": wall,
+        "cpu_s": tree.cpu_s,
+        "peak_mb": tree.peak_rss_mb,
+        "pss_mb": tree.pss_at_peak_mb,
+        "cores": tree.busy_cores(),
+    }
 
 
 def generated(root: Path, days: int, per_day: int, start: dt.date) -> Path:
@@ -108,7 +114,7 @@ def main() -> None:
             m = backfill(landing, first, last, root)
             print(
                 f"{label}: {first}..{last} wall {m['wall_s']:.1f}s, CPU {m['cpu_s']:.1f}s, "
-                f"busy cores {m['cores']:.2f}, peak tree RSS {m['peak_mb']:.0f} MB",
+                f"busy cores {m['cores']:.2f}, peak tree RSS {m['peak_mb']:.0f} MB (PSS then {m['pss_mb']:.0f} MB)",
                 flush=True,
             )
             figures.update(
@@ -116,6 +122,7 @@ def main() -> None:
                     f"{label}_cpu_s": m["cpu_s"],
                     f"{label}_busy_cores": m["cores"],
                     f"{label}_peak_mb": m["peak_mb"],
+                    f"{label}_pss_at_peak_mb": m["pss_mb"],
                 }
             )
         cores = os.cpu_count() or 1
