@@ -796,6 +796,46 @@ def test_release_day_by_day_is_the_same_release(tmp_path):
     assert many["stats"] == stats(sentences) and len({len(s["text"]) for s in sentences}) > 2
 
 
+def _leak(home: Path, day: str, every: int) -> None:
+    """Give every ``every``-th released paragraph of ``day`` sentences a leftover marker, as a
+    missed citation would (the paragraph checks reject such text, so it is planted here)."""
+    store = Store(home)
+    frame = store.read_partition(cw.PARAGRAPHS, day)
+    leaks = ["As in Li et al. before.", "The grid [3] was used.", "It grew (Smith, 2019) fast."]
+
+    def plant(i: int, samples: list) -> list:
+        if i % every:
+            return samples
+        return [{**x, "text": leaks[(i + j) % 3]} if j % 2 == 0 else x for j, x in enumerate(samples)]
+
+    planted = [plant(i, x) for i, x in enumerate(frame["samples"].to_list())]
+    frame = frame.with_columns(pl.Series("samples", planted, dtype=frame.schema["samples"]))
+    store.write_partition(cw.PARAGRAPHS, day, frame)
+
+
+def test_the_audit_from_the_state_is_the_audit_of_the_files(tmp_path):
+    """The check's audit (markers kept per line when written) equals reading every released
+    sentence, after a full build, after incremental days, and without a usable state."""
+    from corpus.release import citeworth_release
+    from corpus.release.citeworth_release import release_audit
+
+    _write_day(tmp_path, "2024-01-01", {f"P{i:03d}": ("Physics", 1 + i % 2) for i in range(30)})
+    _leak(tmp_path, "2024-01-01", every=4)
+    cw.build_release(tmp_path, per_field=1000)
+    assert release_audit(tmp_path) == cw.audit_release(cw.release_dir(tmp_path))
+    for day in ("2024-01-02", "2024-01-03"):  # new versions of old papers, new papers
+        papers = {f"P{i:03d}": ("Physics", 1) for i in range(int(day[-1]), 30, 4)}
+        _write_day(tmp_path, day, papers | {f"M{day[-1]}{i}": ("Mathematics", 1) for i in range(12)})
+        _leak(tmp_path, day, every=3)
+        assert cw.build_release(tmp_path, per_field=1000)["mode"] == "incremental"
+        for examples in (3, 10):
+            want = cw.audit_release(cw.release_dir(tmp_path), examples)
+            assert release_audit(tmp_path, examples=examples) == want
+    assert want["with_marker"] > 10 and len(want["by_marker"]) >= 2  # not a trivial case
+    shutil.rmtree(citeworth_release._state_root(tmp_path, cw.release_dir(tmp_path)))
+    assert release_audit(tmp_path) == want  # no state: the files are read
+
+
 @pytest.mark.parametrize("n", [0, 1, 6, 7])
 def test_sentence_stats_are_stats_of_the_sentences(n):
     rnd = random.Random(n)

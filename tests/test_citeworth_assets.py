@@ -22,10 +22,12 @@ from corpus.release.citeworth import (
     LABEL_NOT_CITE_WORTHY,
     RELEASE_COLUMNS,
     SPLIT_NAMES,
+    audit_release,
     build_release,
     release_dir,
     split_for,
 )
+from corpus.release.citeworth_release import release_audit
 from corpus_assets import citeworth, files, ingest, papers, parse
 from corpus_assets.definitions import defs
 from corpus_assets.jobs import DAILY_JOB, GRAPH_JOB, UNPARTITIONED_ASSETS
@@ -232,6 +234,9 @@ def test_leftover_marker_check_passes_below_citeworths_rate(built):
         meta = {k: v.value for k, v in evaluation.metadata.items()}
         assert meta["rate"] < 0.019 == meta["citeworth_rate"]
         assert meta["sentences"] > 0 and meta["with_marker"] == 0
+    assert release_audit(built["home"]) == audit_release(
+        release_dir(built["home"])
+    )  # real papers, grown release
 
 
 def test_check_fails_on_a_release_with_markers(built, tmp_path):

@@ -60,7 +60,7 @@ from corpus.store import Store, swap_dir
 
 __all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
 
-FORMAT = 1  # of the manifest and state: another format is rebuilt in full
+FORMAT = 2  # of the manifest and state: another format is rebuilt in full (2: per-line markers)
 STATE = "citeworth_release"
 POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
 _POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
@@ -85,6 +85,7 @@ POOL_SCHEMA: dict[str, Any] = {
     "tokens": pl.Int64,
     "cite": pl.Int64,
     "lengths": pl.List(pl.Int64),  # character length of each released sentence
+    "markers": pl.List(pl.Utf8),  # each sentence's leftover citation marker (null: none), for the audit
 }
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
 
@@ -228,6 +229,7 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
             "tokens": [sum(len(cw._TOKEN_RE.findall(t)) for t in ts) for ts in texts],
             "cite": [sum(x == cw.LABEL_CITE_WORTHY for x in ls) for ls in labels],
             "lengths": [[len(t) for t in ts] for ts in texts],
+            "markers": [[cw.leftover_marker(t) for t in ts] for ts in texts],
         },
         schema=POOL_SCHEMA,
     )
@@ -294,6 +296,59 @@ def build_release(
         return _build(store, seed, per_field, out, root)
 
 
+def release_audit(home: str | Path, out_dir: str | Path | None = None, examples: int = 10) -> dict:
+    """:func:`corpus.release.citeworth.audit_release` of the release, from the markers each line
+    got when it was written (kept in the release state): the same result without reading every
+    released sentence again, so the daily check costs what changed, not the corpus. Reads the
+    lines when the state does not describe the release on disk."""
+    home = Path(home)
+    out = Path(out_dir) if out_dir is not None else cw.release_dir(home)
+    root = _state_root(home, out)
+    with locked(root / "lock"):
+        state = load_state(root, out / "manifest.json", FORMAT)
+        try:
+            if state is None:
+                raise _Stale("no release state")
+            chosen = _read(root / state["chosen"], CHOSEN_SCHEMA)
+            offsets = _offsets(chosen, out)
+        except (_Stale, OSError, KeyError, pl.exceptions.PolarsError):
+            return cw.audit_release(out, examples)
+        order = {s: i for i, s in enumerate(cw.SPLIT_NAMES)}
+        rows = chosen.sort(pl.col("split").replace_strict(order, return_dtype=pl.Int64), *_KEYS)
+        per_split = {s: 0 for s in cw.SPLIT_NAMES}
+        per_split.update(rows.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows())
+        flagged = (
+            rows.select("split", *_KEYS, "length", pl.col("markers"))
+            .with_row_index("_line")
+            .explode("markers", empty_as_null=False)
+            .with_columns(pl.int_range(pl.len()).over("_line").alias("_sentence"))
+            .filter(pl.col("markers").is_not_null())
+        )
+        by_marker = dict(flagged["markers"].value_counts(sort=True).iter_rows())
+        shown = flagged.head(examples).join(offsets, on=_KEYS, how="left")
+        lines = []
+        for split, offset, length in shown.select("split", "_offset", "length").iter_rows():
+            with open(out / f"{split}.jsonl", "rb") as fh:
+                fh.seek(offset)
+                lines.append(fh.read(length))
+    samples = [json.loads(line)["samples"] for line in lines]
+    n = sum(per_split.values())
+    bad = flagged.height
+    return {
+        "sentences": n,
+        "sentences_per_split": {s: int(v) for s, v in per_split.items()},
+        "with_marker": bad,
+        "rate": bad / n if n else 0.0,
+        "by_marker": {k: int(v) for k, v in by_marker.items()},
+        "examples": [
+            {"paper_id": pid, "marker": m, "text": sample[i]["text"]}
+            for (pid, m, i), sample in zip(
+                shown.select("paper_id", "markers", "_sentence").iter_rows(), samples, strict=True
+            )
+        ],
+    }
+
+
 def _inputs(store: Store, cache: dict | None) -> tuple[dict[str, str], dict]:
     """One fingerprint per day over both tables (a day's paragraphs and candidates)."""
     cache = cache or {}
@@ -310,13 +365,14 @@ class _Stale(RuntimeError):
     """The state does not describe the release on disk: build from scratch."""
 
 
-_LINE_COLUMNS = ["length", "tokens", "cite", "lengths"]
+_LINE_COLUMNS = ["length", "tokens", "cite", "lengths", "markers"]
 CHOSEN_SCHEMA: dict[str, Any] = {
     **KEY_SCHEMA,
     "length": pl.Int64,  # bytes of its line in <split>.jsonl
     "tokens": pl.Int64,
     "cite": pl.Int64,
     "lengths": pl.List(pl.Int64),
+    "markers": pl.List(pl.Utf8),
 }
 _COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
 
