@@ -56,7 +56,7 @@ def _command(pid: int) -> str:
         return "?"
     words = [a.decode(errors="replace") for a in args if a]
     words = [w for w in words[1:] if w not in ("-W", "ignore", "-u")] or words
-    return " ".join(Path(words[0]).name.split() + words[1:])[:60] if words else "?"
+    return " ".join(" ".join([Path(words[0]).name, *words[1:]]).split())[:60] if words else "?"
 
 
 def _pss_kb(pid: int) -> int:
