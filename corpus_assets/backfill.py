@@ -5,6 +5,8 @@ The backfill daemon cuts the range into runs of ``CORPUS_DAYS_PER_RUN`` days (th
 multi-run backfill policy); the run queue starts up to ``max_concurrent_runs`` of them side by
 side (the machine's cores, ``make dagster-home``), each in its own process; inside a run each
 day's per-paper work uses the cores left to it (:func:`corpus_assets.deployment.paper_workers`).
+When this command serves the daemons and ``CORPUS_DAYS_PER_RUN`` is not set, it sizes the runs
+from the range (:func:`days_per_run_for`) for the code server it starts.
 When no daemon serves this instance (``make ui`` runs one), the backfill, run-queue and
 run-monitoring daemons run inside this command while it waits — not the sensors, so nothing
 but the range is built. Exit status: 0 when every run succeeded, 1 when a day failed, 2 on
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 import time
 from collections import Counter
@@ -26,6 +29,17 @@ POLL_S = 2.0
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 DAEMON_FRESH_S = 60.0  # a heartbeat younger than this means another daemon serves the instance
 STALL_S = 90.0  # no run of the backfill after this long: serve it here after all
+
+
+MAX_DAYS_PER_RUN = 16  # a failed run re-runs its days: keep that bounded
+
+
+def days_per_run_for(days: int, side_by_side: int) -> int:
+    """Days per run for a range: as many runs as can run side by side (every core gets one),
+    at most :data:`MAX_DAYS_PER_RUN` days each, so a long range pays few run start-ups (3-4 CPU s
+    each) and a short one still spreads over every core (30 days on 64 cores: 30 runs of a day,
+    where a fixed 4 would give 8)."""
+    return max(1, min(MAX_DAYS_PER_RUN, -(-days // max(1, side_by_side))))
 
 
 def days_between(first: str, last: str) -> list[str]:
@@ -171,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
 
     instance = dg.DagsterInstance.get()
     served = daemon_running(instance)  # also creates the instance's databases before the child opens them
+    if not served and not os.environ.get("CORPUS_DAYS_PER_RUN", "").strip():
+        limit = instance.get_concurrency_config().run_queue_config.max_concurrent_runs
+        side_by_side = limit if limit and limit > 0 else (os.cpu_count() or 1)
+        os.environ["CORPUS_DAYS_PER_RUN"] = str(days_per_run_for(len(days), side_by_side))
+        print(
+            f"  runs of {os.environ['CORPUS_DAYS_PER_RUN']} day(s), {side_by_side} side by side", flush=True
+        )
     # The range is checked and submitted by a child (the project's code never stays in this
     # process) while this process starts the daemons and their code server: both load the
     # definitions, on two cores at once.

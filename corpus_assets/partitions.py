@@ -40,7 +40,8 @@ def _is_day(value: str) -> bool:
 
 
 def days_per_run() -> int:
-    """``CORPUS_DAYS_PER_RUN``: days one backfill run works through (default 4)."""
+    """``CORPUS_DAYS_PER_RUN``: days one backfill run works through (default 4; ``make backfill``
+    sets it from the range for the code server it starts, :func:`corpus_assets.backfill.days_per_run_for`)."""
     value = int(os.environ.get("CORPUS_DAYS_PER_RUN", DEFAULT_DAYS_PER_RUN))
     if value < 1:
         raise ValueError(f"CORPUS_DAYS_PER_RUN must be >= 1, got {value}")

@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from corpus_assets.backfill import days_between
+from corpus_assets.backfill import MAX_DAYS_PER_RUN, days_between, days_per_run_for
 from corpus_assets.definitions import defs
 from corpus_assets.jobs import DAILY_ASSETS
 from resources.arxiv import ArxivResource
@@ -29,6 +29,14 @@ VOLATILE = {"grobid_tei": ["seconds"]}  # how long a request took is not part of
 def _frame(home: Path, asset: str, day: str) -> pl.DataFrame:
     frame = pl.read_parquet(home / asset / f"date={day}" / "part-0.parquet")
     return frame.drop([c for c in VOLATILE.get(asset, []) if c in frame.columns])
+
+
+def test_days_per_run_follow_the_range_and_the_runs_side_by_side():
+    assert days_per_run_for(9, 4) == 3  # this file's backfill: 3 runs, all side by side
+    assert days_per_run_for(8, 2) == 4 and days_per_run_for(64, 2) == MAX_DAYS_PER_RUN == 16
+    assert days_per_run_for(30, 64) == 1  # a short range on a big machine: a run per day
+    assert days_per_run_for(12_000, 64) == 16  # all of arXiv: 750 runs, not 3,000
+    assert days_per_run_for(5, 0) == 5
 
 
 def test_days_between():
@@ -52,6 +60,7 @@ def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "COMPLETED_SUCCESS" in proc.stdout and "3 run(s), 0 failed" in proc.stdout
+    assert "runs of 3 day(s), 4 side by side" in proc.stdout  # sized from the range (dagster.yaml: 4)
 
     # The same days, one run per day, in process.
     single = tmp_path / "single"
