@@ -53,6 +53,7 @@ from corpus.graph.linking import (
     _codes,
     _missing,
     _prefix,
+    _ranges,
     _Sets,
     _sets,
     _signatures,
@@ -263,28 +264,6 @@ class GramOrder:
 
 
 # --------------------------------------------------------------------------- one segment
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray, budget: int):
-    """Yield (range index, position) of every position in [lo, hi) of each range, in slices of
-    about ``budget`` positions (ranges in order, none split)."""
-    counts = np.maximum(hi - lo, 0)
-    cum = np.cumsum(counts)
-    start = 0
-    while start < len(counts):
-        base = cum[start - 1] if start else 0
-        stop = max(int(np.searchsorted(cum, base + budget, side="right")), start + 1)
-        c = counts[start:stop]
-        total = int(c.sum())
-        if total:
-            which = np.repeat(np.arange(start, stop, dtype=np.int64), c)
-            pos = (
-                np.arange(total, dtype=np.int64)
-                - np.repeat(np.cumsum(c) - c, c)
-                + np.repeat(lo[start:stop], c)
-            )
-            yield which, pos
-        start = stop
 
 
 @dataclass

@@ -584,28 +584,38 @@ def _block_pairs(
         yield er[ok], pr[ok], score[ok]
 
 
+def _ranges(lo: np.ndarray, hi: np.ndarray, budget: int):
+    """Yield (range index, position) of every position in [lo, hi) of each range, in slices of
+    about ``budget`` positions (ranges in order, none split)."""
+    counts = np.maximum(hi - lo, 0)
+    cum = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        base = cum[start - 1] if start else 0
+        stop = max(int(np.searchsorted(cum, base + budget, side="right")), start + 1)
+        c = counts[start:stop]
+        total = int(c.sum())
+        if total:
+            which = np.repeat(np.arange(start, stop, dtype=np.int64), c)
+            pos = (
+                np.arange(total, dtype=np.int64)
+                - np.repeat(np.cumsum(c) - c, c)
+                + np.repeat(lo[start:stop], c)
+            )
+            yield which, pos
+        start = stop
+
+
 def _overlap(es: _Sets, er: np.ndarray, pr: np.ndarray, p_full_key: np.ndarray, v) -> np.ndarray:
     """Exact |N1 ∩ N2| for each (entry row, paper row) pair, in bounded batches."""
     out = np.zeros(len(er), np.int64)
-    sizes = es.sizes[er]
-    batch = 2_000_000
-    cum = np.cumsum(sizes)
-    start = 0
-    while start < len(er):
-        base_cum = cum[start - 1] if start else 0
-        stop = max(int(np.searchsorted(cum, base_cum + batch, side="right")), start + 1)
-        sz = sizes[start:stop]
-        tot = int(sz.sum())
-        pair = np.repeat(np.arange(stop - start, dtype=np.int64), sz)
-        gstart = np.cumsum(sz) - sz
-        idx = (
-            np.arange(tot, dtype=np.int64) - np.repeat(gstart, sz) + np.repeat(es.offsets[er[start:stop]], sz)
-        )
-        key = pr[start:stop][pair] * v + es.ranks[idx]
+    lo = es.offsets[er]
+    for pair, pos in _ranges(lo, lo + es.sizes[er], 2_000_000):
+        key = pr[pair] * v + es.ranks[pos]
         hit = np.minimum(np.searchsorted(p_full_key, key), len(p_full_key) - 1)
-        found = p_full_key[hit] == key
-        out[start:stop] = np.bincount(pair[found], minlength=stop - start)
-        start = stop
+        first = int(pair[0])
+        found = pair[p_full_key[hit] == key] - first
+        out[first : int(pair[-1]) + 1] += np.bincount(found, minlength=int(pair[-1]) + 1 - first)
     return out
 
 
