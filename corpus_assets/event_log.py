@@ -35,6 +35,19 @@ from sqlalchemy.engine import Connection, Engine
 MAX_ENGINES = 8  # run shards open at once in one process (the webserver reads many runs)
 
 
+def under_dagster_home(base_dir: str, what: str) -> str:
+    """``base_dir`` as configured in dagster.yaml: a relative one is under ``$DAGSTER_HOME``."""
+    if os.path.isabs(base_dir):
+        return base_dir
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        raise ValueError(
+            f"{what}'s base_dir {base_dir!r} is relative to DAGSTER_HOME, which is not "
+            "set: set it to the folder that holds this dagster.yaml (make ui and make demo do)"
+        )
+    return os.path.join(home, base_dir)
+
+
 def _relaxed_sync(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
@@ -61,15 +74,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: Any = None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         self._engines_pid = os.getpid()
-        if not os.path.isabs(base_dir):
-            home = os.environ.get("DAGSTER_HOME")
-            if not home:
-                raise ValueError(
-                    f"the event log's base_dir {base_dir!r} is relative to DAGSTER_HOME, which is not "
-                    "set: set it to the folder that holds this dagster.yaml (make ui and make demo do)"
-                )
-            base_dir = os.path.join(home, base_dir)
-        super().__init__(base_dir, inst_data)
+        super().__init__(under_dagster_home(base_dir, "the event log"), inst_data)
 
     @classmethod
     def from_config_value(cls, inst_data: Any, config_value: Any) -> PooledSqliteEventLogStorage:
