@@ -9,11 +9,25 @@ Polars' allocator (jemalloc) keeps freed pages for 10 s by default; every proces
 this package (code server, run workers, their Pipes workers) hands them back at once: a run
 worker's peak RSS drops by about 35 MB for about 2 % more system CPU. A user's own
 ``_RJEM_MALLOC_CONF`` wins. It must be set before polars is first imported, hence here.
+Polars itself writes its own defaults into that variable when it is imported, and children
+inherit them: a value made of those alone (a parent that imported polars first, such as a
+notebook or a benchmark harness) is polars', not the user's, and is replaced too.
 """
 
 import os
 import warnings
 
-os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
+POLARS_JEMALLOC_DEFAULTS = frozenset({"dirty_decay_ms:500", "muzzy_decay_ms:1000"})  # polars 1.x
+PROMPT_RETURN = "dirty_decay_ms:0,muzzy_decay_ms:0"
+
+
+def jemalloc_conf(current: str | None) -> str:
+    """The ``_RJEM_MALLOC_CONF`` to run with: the user's own, else pages returned at once."""
+    if current and not set(filter(None, current.split(","))) <= POLARS_JEMALLOC_DEFAULTS:
+        return current
+    return PROMPT_RETURN
+
+
+os.environ["_RJEM_MALLOC_CONF"] = jemalloc_conf(os.environ.get("_RJEM_MALLOC_CONF"))
 
 warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
