@@ -307,11 +307,14 @@ def k8s_worker_pod_spec(settings: DeploymentSettings) -> dict[str, Any]:
 def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> int:
     """Processes a day's per-paper work may use (PDF probing, unpacking, parsing).
 
-    ``CORPUS_WORKERS`` when set; otherwise the machine's cores shared among the runs in
-    progress on this instance: a lone run (a new day) gets every core, while a backfill's
-    runs, which the queue already starts side by side (max_concurrent_runs = cores), get
-    one each, so the machine is used fully without oversubscribing it. The worker caps it
-    again by the CPUs its own container or pod may use (corpus.parallel.available_cpus).
+    ``CORPUS_WORKERS`` when set; otherwise the machine's cores shared among the runs that
+    run, or soon will, beside this one: a lone run (a new day) gets every core, while a
+    backfill's runs, which the queue starts side by side (max_concurrent_runs = cores), get
+    one each, so the machine is used fully without oversubscribing it. Runs still starting
+    or queued count (up to max_concurrent_runs): the first run of a backfill reaches its
+    first per-paper step before the others have started, and alone it would take every core
+    (on 64 cores, a pool of 64 processes beside 63 starting runs). The worker caps it again
+    by the CPUs its own container or pod may use (corpus.parallel.available_cpus).
     """
     from corpus.parallel import available_cpus
 
@@ -319,12 +322,21 @@ def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> 
         return max(1, int(os.environ["CORPUS_WORKERS"]))
     cores = available_cpus()
     try:
-        from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
-
-        busy = context.instance.get_runs_count(RunsFilter(statuses=[DagsterRunStatus.STARTED]))
+        busy = runs_side_by_side(context.instance)
     except Exception:  # an ephemeral instance or a storage hiccup: assume this run is alone
         busy = 1
     return max(1, cores // max(1, busy))
+
+
+def runs_side_by_side(instance: dg.DagsterInstance) -> int:
+    """Runs started, starting or queued on ``instance``, at most as many as its run queue runs
+    at once."""
+    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+
+    live = [DagsterRunStatus.STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.QUEUED]
+    runs = instance.get_runs_count(RunsFilter(statuses=live))
+    limit = instance.get_concurrency_config().run_queue_config.max_concurrent_runs
+    return min(runs, limit) if limit and limit > 0 else runs
 
 
 class StageFailed(dg.Failure):

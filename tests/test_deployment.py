@@ -452,3 +452,34 @@ def test_integrations_are_extras_and_the_image_installs_the_ones_its_files_use()
     assert 'pip wheel --no-cache-dir --wheel-dir /wheels ".[${CORPUS_EXTRAS}]"' in dockerfile
     assert '--find-links /wheels "corpus[${CORPUS_EXTRAS}]"' in dockerfile
     assert dockerfile.count("ARG CORPUS_EXTRAS\n") == 2  # each stage sees the build argument
+
+
+def test_paper_workers_share_the_cores_with_runs_still_starting_or_queued(monkeypatch) -> None:
+    """A backfill's first run reaches its first per-paper step before the others have started:
+    it must not take every core (on 64 cores, a 64-process pool beside 63 starting runs)."""
+    from types import SimpleNamespace
+
+    from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteRepositoryOrigin
+    from dagster._core.storage.dagster_run import DagsterRunStatus as S
+    from dagster._core.test_utils import create_run_for_test
+
+    monkeypatch.delenv("CORPUS_WORKERS", raising=False)
+    monkeypatch.setattr("corpus.parallel.available_cpus", lambda: 8)
+    limit = {"concurrency": {"runs": {"max_concurrent_runs": 4}}}
+    with dg.instance_for_test(overrides=limit) as instance:
+        context = SimpleNamespace(instance=instance)
+        create_run_for_test(instance, status=S.STARTED)  # this run, alone: every core
+        assert dep.paper_workers(context) == 8
+        create_run_for_test(instance, status=S.STARTING)
+        assert dep.paper_workers(context) == 4
+        repo = RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("corpus"), "__repository__")
+        for _ in range(5):  # queued by a backfill
+            origin = repo.get_job_origin("corpus_daily")
+            create_run_for_test(instance, status=S.QUEUED, remote_job_origin=origin)
+        assert dep.runs_side_by_side(instance) == 4  # no more than the queue runs at once
+        assert dep.paper_workers(context) == 2
+        for status in (S.SUCCESS, S.FAILURE, S.CANCELED):  # ended runs free their cores
+            create_run_for_test(instance, status=status)
+        assert dep.paper_workers(context) == 2
+        monkeypatch.setenv("CORPUS_WORKERS", "3")
+        assert dep.paper_workers(context) == 3
