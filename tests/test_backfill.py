@@ -46,7 +46,7 @@ def test_days_between():
 
 
 @pytest.mark.slow
-def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_landing):
+def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_landing, monkeypatch):
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
     shutil.copy(REPO / "dagster.yaml", dagster_home / "dagster.yaml")
@@ -61,6 +61,15 @@ def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "COMPLETED_SUCCESS" in proc.stdout and "3 run(s), 0 failed" in proc.stdout
     assert "runs of 3 day(s), 4 side by side" in proc.stdout  # sized from the range (dagster.yaml: 4)
+    # The backfill is marked complete within seconds of its last run (Dagster's daemon: up to 30 s).
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    with dg.DagsterInstance.get() as instance:
+        (backfill,) = instance.get_backfills()
+        runs = instance.get_run_records(RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))
+        last_run_end = max(r.end_time for r in runs)
+        assert backfill.backfill_end_timestamp - last_run_end < 10, "the backfill was reported late"
 
     # The same days, one run per day, in process.
     single = tmp_path / "single"
