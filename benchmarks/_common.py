@@ -94,6 +94,7 @@ class TreeSampler:
         self.peak_parts: list[tuple[float, str]] = []
         self.pss_at_peak_mb = 0.0
         self.rates: list[float] = []
+        self.stamps: list[float] = []  # time.time() at the end of each rate's interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -144,6 +145,7 @@ class TreeSampler:
             cpu = self._sample()
             now = time.perf_counter()
             self.rates.append((cpu - last_cpu) / (now - last_t))
+            self.stamps.append(time.time())
             last_t, last_cpu = now, cpu
 
     def __enter__(self) -> TreeSampler:
@@ -161,6 +163,13 @@ class TreeSampler:
     def busy_cores(self, busy_floor: float = 0.25) -> float:
         busy = [r for r in self.rates if r >= busy_floor]
         return sum(busy) / len(busy) if busy else 0.0
+
+    def cores_between(self, start: float, end: float) -> float:
+        """Mean cores used from ``start`` to ``end`` (``time.time()``), idle moments included."""
+        inside = [
+            r for r, t in zip(self.rates, self.stamps, strict=True) if start + self.interval_s <= t <= end
+        ]
+        return sum(inside) / len(inside) if inside else 0.0
 
 
 def hwm_mb() -> float:

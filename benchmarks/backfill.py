@@ -7,7 +7,9 @@ LANDING_DIR, whose days are backfilled whole), backfills it into a fresh data ro
 Dagster instance with ``python -m corpus_assets.backfill`` (runs of CORPUS_DAYS_PER_RUN days,
 max_concurrent_runs = the machine's cores) and samples the whole process tree from /proc:
 CPU seconds, peak RSS of the tree (daemons, code server, run workers, Pipes workers; the
-processes at the peak are printed), and the mean cores used while the tree was busy.
+processes at the peak are printed), the mean cores used while the tree was busy, and the mean
+cores used from the first step of the backfill's runs to the last (``step_cores``: the run
+phase, without the command's start-up and the wait for the daemon).
 
 ``--empty`` backfills ranges of days the landing zone holds no record for, so only overhead
 is measured, split in its two parts: the per-partition cost (planning, events, metadata,
@@ -66,6 +68,7 @@ def backfill(landing: Path, first: str, last: str, root: Path, days_per_run: int
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"backfill {first}..{last} failed ({proc.returncode}):\n{out[-3000:]}")
+    first_step, last_step = step_window(instance_home(root))
     parts = ", ".join(f"{mb:.0f} {what}" for mb, what in tree.peak_parts)
     print(f"  {first}..{last} at the peak (MB): {parts}", flush=True)
     return {
@@ -74,7 +77,31 @@ def backfill(landing: Path, first: str, last: str, root: Path, days_per_run: int
         "peak_mb": tree.peak_rss_mb,
         "pss_mb": tree.pss_at_peak_mb,
         "cores": tree.busy_cores(),
+        "step_cores": tree.cores_between(first_step, last_step),
     }
+
+
+def step_window(home: Path) -> tuple[float, float]:
+    """When the backfill's first step started and its last step ended (the runs' event logs:
+    Dagster's SQLite shards under ``history/runs``)."""
+    import sqlite3
+
+    first, last = float("inf"), 0.0
+    for shard in (home / "history" / "runs").glob("*.db"):
+        if shard.name == "index.db":
+            continue
+        con = sqlite3.connect(f"file:{shard}?mode=ro", uri=True)
+        try:
+            rows = con.execute(
+                "select dagster_event_type, timestamp from event_logs where dagster_event_type in "
+                "('STEP_START', 'STEP_SUCCESS', 'STEP_FAILURE')"
+            ).fetchall()
+        finally:
+            con.close()
+        for kind, stamp in rows:
+            t = dt.datetime.fromisoformat(stamp).replace(tzinfo=dt.UTC).timestamp()
+            first, last = (min(first, t), last) if kind == "STEP_START" else (first, max(last, t))
+    return first, last
 
 
 def generated(root: Path, days: int, per_day: int, start: dt.date) -> Path:
@@ -114,13 +141,14 @@ def main() -> None:
             m = backfill(landing, first, last, root)
             print(
                 f"{label}: {first}..{last} wall {m['wall_s']:.1f}s, CPU {m['cpu_s']:.1f}s, "
-                f"busy cores {m['cores']:.2f}, peak tree RSS {m['peak_mb']:.0f} MB (PSS then {m['pss_mb']:.0f} MB)",
+                f"busy cores {m['cores']:.2f} ({m['step_cores']:.2f} from the first step to the last), peak tree RSS {m['peak_mb']:.0f} MB (PSS then {m['pss_mb']:.0f} MB)",
                 flush=True,
             )
             figures.update(
                 {
                     f"{label}_cpu_s": m["cpu_s"],
                     f"{label}_busy_cores": m["cores"],
+                    f"{label}_step_cores": m["step_cores"],
                     f"{label}_peak_mb": m["peak_mb"],
                     f"{label}_pss_at_peak_mb": m["pss_mb"],
                 }
