@@ -65,10 +65,15 @@ def map_papers(
     workers: int,
     on_failure: Callable[[T, str], R],
     chunk_size: int | None = None,
+    min_per_worker: int = 1,
 ) -> list[R]:
-    """``[fn(item) for item in items]`` over ``workers`` processes, in order, failures isolated."""
+    """``[fn(item) for item in items]`` over ``workers`` processes, in order, failures isolated.
+
+    ``min_per_worker``: items a process must get to be worth starting, for work whose start-up
+    (a fresh process importing its module) outweighs a few items (a small day stays in process).
+    """
     items = list(items)
-    workers = max(1, min(workers, len(items), available_cpus()))
+    workers = max(1, min(workers, len(items) // max(1, min_per_worker), available_cpus()))
     if workers == 1:
         return [
             r if ok else on_failure(item, r)

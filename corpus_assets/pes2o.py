@@ -16,6 +16,7 @@ from corpus.release.pes2o_release import (
 from corpus.release.pes2o_table import pes2o_day
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import cached_plot, count_table, partition_metadata, report_day, rows_table
+from corpus_assets.deployment import paper_workers
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -29,8 +30,9 @@ from resources.store import CorpusStore
 )
 def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
     days = partition_dates(context)
+    workers = paper_workers(context)
     for day in days:
-        summary = pes2o_day(corpus.home, day)
+        summary = pes2o_day(corpus.home, day, workers=workers)
         for f in summary["failures"]:
             context.log.warning(f"pes2o: paper {f['id']} could not be measured: {f['reason']}")
         if summary["duplicates"]:

@@ -41,3 +41,15 @@ def test_a_dead_worker_fails_only_the_paper_it_was_on():
     assert out[7] == f"failed 7: {WORKER_DIED}"
     assert out[13] == "failed 13: ValueError: unlucky"
     assert [o for i, o in enumerate(out) if i not in (7, 13)] == [x * x for x in items if x not in (7, 13)]
+
+
+def pid_of(_: int) -> int:
+    return os.getpid()
+
+
+def test_a_pool_process_gets_at_least_min_per_worker_items(monkeypatch):
+    monkeypatch.setattr("corpus.parallel.available_cpus", lambda: 8)
+    pids = map_papers(pid_of, range(10), 8, failed, min_per_worker=20)
+    assert set(pids) == {os.getpid()}  # too few items for even one pool process: in process
+    pids = map_papers(pid_of, range(10), 8, failed, chunk_size=1, min_per_worker=5)
+    assert os.getpid() not in pids and len(set(pids)) <= 2  # 10 items, at least 5 each

@@ -400,6 +400,48 @@ def test_day_with_a_broken_parse_fails_one_paper(tmp_path):
     assert set(summary["reasons"]["s2orc_v1"]) <= set(RULES["s2orc"])
 
 
+def test_day_over_processes_equals_in_process(built, tmp_path, monkeypatch):
+    """The real landing's days measured over two processes (one paper per process allowed) give
+    the rows measured in process, in the same order; a paper that kills its process is one
+    ``failed`` row pair, not a failed day."""
+    import multiprocessing as mp
+    import os
+
+    from corpus import parallel
+    from corpus.release import pes2o_table
+
+    monkeypatch.setattr(pes2o_table, "PAPERS_PER_WORKER", 1)
+    home = tmp_path / "data"
+    for asset in ("papers", "pdf_parses", "latex_parses"):
+        shutil.copytree(built["home"] / asset, home / asset)
+    store = Store(home)
+    for day in DAYS:
+        alone = pes2o_day(home, day)
+        in_process = store.read_partition("pes2o", day)
+        pooled = pes2o_day(home, day, workers=2)
+        assert pooled == alone and store.read_partition("pes2o", day).equals(in_process), day
+    kept_on = {d: store.read_partition("papers", d).filter(pl.col("kept"))["id"].to_list() for d in DAYS}
+    day, kept = max(kept_on.items(), key=lambda kv: len(kv[1]))
+    assert len(kept) >= 2, kept_on  # so the pool above had two processes on that day
+    real = pes2o_table.paper_rows
+
+    def dies_on_one(row, parse_json, day):
+        if row["id"] == kept[0]:
+            os._exit(3)  # a crash in C code, the OOM killer
+        return real(row, parse_json, day)
+
+    monkeypatch.setattr(pes2o_table, "paper_rows", dies_on_one)
+    monkeypatch.setattr(parallel, "_context", lambda: mp.get_context("fork"))  # the patch reaches it
+    in_process = store.read_partition("pes2o", day)
+    summary = pes2o_day(home, day, workers=2)
+    assert [f["id"] for f in summary["failures"]] == [kept[0]]
+    assert summary["failures"][0]["reason"] == "worker_died"
+    rows = store.read_partition("pes2o", day)
+    assert rows.filter(pl.col("id") == kept[0])["v1_reason"].to_list() == ["failed", "failed"]
+    others = rows.filter(pl.col("id") != kept[0])
+    assert others.equals(in_process.filter(pl.col("id") != kept[0]))
+
+
 def test_release_tasks_give_the_same_bytes(tmp_path, monkeypatch):
     """Any task size, a cap on the number of tasks and build tasks in other processes give the
     same files; the documents are the latest kept rows, added on their first day."""

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from corpus.day_io import upstream
 from corpus.papers.days import chosen_texts
+from corpus.parallel import map_papers
 from corpus.parse.document import Paragraph, ParseSource, StructuredDoc
 from corpus.release import pes2o
 from corpus.store import Store
@@ -227,8 +228,26 @@ def pes2o_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     return frame.sort("id", "source")
 
 
-def pes2o_day(home: str | Path, day: str) -> dict:
+PAPERS_PER_WORKER = 200  # ~1 s of signals: below that a pool process costs more than it saves
+
+_Task = tuple[dict, "str | bytes | None", dt.date]  # a kept paper's row, its chosen parse, the day
+
+
+def _measured(task: _Task) -> list[dict]:
+    return paper_rows(*task)
+
+
+def _not_measured(task: _Task, reason: str) -> list[dict]:
+    row, _, date = task
+    return _dropped_rows(row, date, "failed", reason)
+
+
+def pes2o_day(home: str | Path, day: str, workers: int = 1) -> dict:
     """Signals and v1/v2 verdicts of one day's kept papers; writes ``pes2o/date=<day>``.
+
+    The kept papers are measured over ``workers`` processes (:func:`corpus.parallel.map_papers`,
+    at least :data:`PAPERS_PER_WORKER` papers each); a paper that cannot be measured, even one
+    that kills its process, is a ``failed`` row, never a failed day.
 
     Returns a JSON-able summary: ``papers`` (all of the day's, kept or not), ``rows``, ``kept`` (``{"s2orc_v1": n, ...}``),
     ``reasons`` (``{"s2orc_v1": {reason: n}}``), ``failures`` (``[{id, reason}]``),
@@ -237,9 +256,9 @@ def pes2o_day(home: str | Path, day: str) -> dict:
     store = Store(Path(home))
     date = dt.date.fromisoformat(day)
     papers = upstream(store, "papers", day)
-    texts = chosen_texts(store, day)  # decoded one paper at a time below (paper_doc)
+    texts = chosen_texts(store, day)  # decoded one paper at a time (paper_doc)
     rows: list[dict] = []
-    failures: list[dict] = []
+    tasks: list[_Task] = []
     seen: set[str] = set()
     duplicates: list[str] = []
     cols = ["id", "title", "abstract", "abstract_source", "year", "created", "kept", "drop_reason"]
@@ -250,13 +269,17 @@ def pes2o_day(home: str | Path, day: str) -> dict:
         seen.add(row["id"])
         if not row["kept"]:
             rows.extend(_dropped_rows(row, date, "paper_filter", row["drop_reason"]))
-            continue
-        try:
-            rows.extend(paper_rows(row, texts.get(row["id"]), date))
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # one paper, not the day
-            failed = _dropped_rows(row, date, "failed", f"{type(exc).__name__}: {exc}"[:500])
-            failures.append({"id": row["id"], "reason": failed[0]["detail"]})
-            rows.extend(failed)
+        else:
+            tasks.append((row, texts.get(row["id"]), date))
+    failures: list[dict] = []
+    for (row, _, _), measured in zip(
+        tasks,
+        map_papers(_measured, tasks, workers, _not_measured, min_per_worker=PAPERS_PER_WORKER),
+        strict=True,
+    ):
+        if "detail" in measured[0]:  # _not_measured's rows: one paper failed, not the day
+            failures.append({"id": row["id"], "reason": measured[0]["detail"]})
+        rows.extend(measured)
     frame = pes2o_frame(rows)
     store.write_partition(ASSET, day, frame)
     kept: Counter[str] = Counter()
