@@ -30,6 +30,7 @@ from corpus_assets.common import (
     rows_table,
     selected,
 )
+from corpus_assets.deployment import paper_workers
 from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -89,9 +90,14 @@ def citeworth_paragraphs(
     context: dg.AssetExecutionContext, config: CiteworthParagraphsConfig, corpus: CorpusStore
 ):
     days = partition_dates(context)
+    workers = paper_workers(context)
     for day in days:
         summary = citeworth_day(
-            corpus.home, day, require_citation=config.require_citation, min_sentences=config.min_sentences
+            corpus.home,
+            day,
+            require_citation=config.require_citation,
+            min_sentences=config.min_sentences,
+            workers=workers,
         )
         for paper_id, detail in summary["errors"]:
             context.log.warning(f"citeworth: paper {paper_id} could not be read: {detail}")

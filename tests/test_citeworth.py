@@ -526,7 +526,7 @@ def _light_vs_validated(data: dict) -> None:
     full = StructuredDoc.model_validate(data)
     expected = [r.to_row() for r in extract_paragraphs(full, field="Physics")]
     assert any(r["kept"] for r in expected)
-    (decoded,) = cw._decode_docs([json.dumps(data)])  # only the parts CiteWorth reads
+    decoded = cw._decode_doc(json.dumps(data))  # only the parts CiteWorth reads
     for light in (cw._light_doc(data), cw._light_doc(decoded, len(data["bib_entries"]))):
         assert cw.paper_candidate(light) == cw.paper_candidate(full) is None
         assert [r.to_row() for r in extract_paragraphs(light, field="Physics")] == expected

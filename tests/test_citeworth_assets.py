@@ -287,3 +287,42 @@ def test_the_location_wires_the_assets_and_the_check():
     assert splits in release.asset_layer.selected_asset_keys
     check = dg.AssetCheckKey(splits, "leftover_citation_markers")
     assert check in release.asset_layer.asset_graph.asset_check_keys
+
+
+def test_day_over_processes_equals_in_process(built, tmp_path, monkeypatch):
+    """The real landing's candidate papers, put on one day, read over two processes give the
+    rows read in process; a paper that kills its process is one ``extract_error`` candidate."""
+    import multiprocessing as mp
+    import os
+
+    from corpus import parallel
+    from corpus.release import citeworth as cw
+    from corpus.store import Store
+
+    source, store = Store(built["home"]), Store(tmp_path)
+    day = "2024-01-01"
+    for asset in ("papers", "pdf_parses", "latex_parses"):
+        parts = [source.read_partition(asset, d) for d in DAYS if source.has_partition(asset, d)]
+        store.write_partition(asset, day, pl.concat(parts, how="diagonal_relaxed"))
+    alone = cw.citeworth_day(tmp_path, day)
+    in_process = {a: store.read_partition(a, day) for a in (cw.PARAGRAPHS, cw.CANDIDATES)}
+    assert alone["candidates"] == 2  # so two processes share them below
+    monkeypatch.setattr(cw, "PAPERS_PER_WORKER", 1)
+    assert cw.citeworth_day(tmp_path, day, workers=2) == alone
+    assert all(store.read_partition(a, day).equals(f) for a, f in in_process.items())
+
+    real, victim = cw.extract_paragraphs, DAYS["2023-08-02"]
+
+    def dies_on_one(doc, paper_id, *args, **kwargs):
+        if paper_id == victim:
+            os._exit(3)  # a crash in C code, the OOM killer
+        return real(doc, paper_id, *args, **kwargs)
+
+    monkeypatch.setattr(cw, "extract_paragraphs", dies_on_one)
+    monkeypatch.setattr(parallel, "_context", lambda: mp.get_context("fork"))  # the patch reaches it
+    summary = cw.citeworth_day(tmp_path, day, workers=2)
+    assert summary["errors"] == [(victim, "worker_died")]
+    paras = store.read_partition(cw.PARAGRAPHS, day)
+    assert paras.equals(in_process[cw.PARAGRAPHS].filter(pl.col("paper_id") != victim))
+    cands = store.read_partition(cw.CANDIDATES, day)
+    assert cands.filter(pl.col("paper_id") == victim)["reason"].to_list() == [cw.P_ERROR]

@@ -61,7 +61,7 @@ import math
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +69,7 @@ import polars as pl
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.papers.fields import CITEWORTH_FIELDS
+from corpus.parallel import map_papers
 from corpus.parse.document import Paragraph, Span, StructuredDoc
 from corpus.parse.sentences import split_sentences
 from corpus.store import atomic_path
@@ -737,31 +738,20 @@ _DOC_DTYPE = pl.Struct(
         "body_text": pl.List(_PARA_DTYPE),
     }
 )
-_DECODE_CHUNK = 128
 
 
-def _decode_docs(texts: Iterable[str]) -> Iterator[dict | Exception]:
-    """The parts of each StructuredDoc JSON that CiteWorth reads, or why it cannot be read.
-
-    polars decodes only those parts, a chunk at a time (half the time of ``json.loads``, and
-    few documents alive at once); a chunk it refuses is decoded document by document, so
-    one bad document fails alone.
-    """
-    texts = list(texts)
-    for i in range(0, len(texts), _DECODE_CHUNK):
-        chunk = texts[i : i + _DECODE_CHUNK]
-        try:
-            yield from pl.Series(chunk, dtype=pl.Utf8).str.json_decode(_DOC_DTYPE).to_list()
-            continue
-        except pl.exceptions.PolarsError:
-            pass
-        for text in chunk:
-            try:
-                doc = json.loads(text)
-            except ValueError as exc:
-                yield exc
-                continue
-            yield doc if isinstance(doc, dict) else ValueError(f"not a JSON object: {text[:40]!r}")
+def _decode_doc(text: str) -> dict:
+    """The parts of a StructuredDoc JSON that CiteWorth reads (polars decodes only those: half
+    the time of ``json.loads``); a document polars refuses is read again by ``json``, whose
+    error says why (raises ValueError)."""
+    try:
+        return pl.Series([text], dtype=pl.Utf8).str.json_decode(_DOC_DTYPE).to_list()[0]
+    except pl.exceptions.PolarsError:
+        pass
+    doc = json.loads(text)
+    if not isinstance(doc, dict):
+        raise ValueError(f"not a JSON object: {text[:40]!r}")
+    return doc
 
 
 def _paragraph_row(res: ParagraphResult) -> dict:
@@ -798,14 +788,50 @@ def _chosen_texts(store, day: str) -> dict[tuple[str, str], tuple[str, int | Non
     return out
 
 
+PAPERS_PER_WORKER = 200  # below that a pool process costs more than it saves (its imports)
+
+# (paper id, field, StructuredDoc JSON, bibliography size, require_citation, min_sentences)
+_PaperTask = tuple[str, "str | None", str, "int | None", bool, int]
+
+
+def _paper_paragraphs(task: _PaperTask) -> tuple[str | None, tuple[pl.DataFrame, dict]]:
+    """One candidate paper: its candidate reason (None: a candidate), its paragraph rows as a
+    frame and their counts (raises on a document it cannot read)."""
+    paper_id, fld, text, n_bib, require_citation, min_sentences = task
+    doc = _light_doc(_decode_doc(text), n_bib)
+    reason = paper_candidate(doc)
+    results = [] if reason else extract_paragraphs(
+        doc, paper_id, fld, min_sentences=min_sentences, require_citation=require_citation
+    )  # fmt: skip
+    mine = [_paragraph_row(r) for r in results]
+    kept = [r for r in mine if r["kept"]]
+    counts = {
+        "candidate": {
+            "paragraphs": len(mine),
+            "kept_paragraphs": len(kept),
+            "sentences": sum(r["n_sentences"] for r in kept),
+            "cite_worthy": sum(r["n_cite_worthy"] for r in kept),
+        },
+        "reasons": Counter(r["reason"] or "kept" for r in mine),
+        "fields": Counter(r["field"] for r in kept),
+    }
+    return reason, (_frame(mine, PARAGRAPH_SCHEMA), counts)
+
+
+def _paper_unreadable(task: _PaperTask, reason: str) -> tuple[str, str]:
+    return P_ERROR, reason[:300]
+
+
 def citeworth_day(
-    home: str | Path, day: str, *, require_citation: bool = True, min_sentences: int = 1
+    home: str | Path, day: str, *, require_citation: bool = True, min_sentences: int = 1, workers: int = 1
 ) -> dict:
     """Every body paragraph of one day's papers, kept or with its reason (SPEC.md §7).
 
     Reads ``papers`` (kept flag, CiteWorth ``field``, chosen ``parse_source``) and the
     chosen parse; writes ``citeworth_paragraphs`` and ``citeworth_candidates`` for
-    ``day`` atomically. A paper whose parse cannot be read is a candidate row with
+    ``day`` atomically. The candidate papers are read over ``workers`` processes
+    (:func:`corpus.parallel.map_papers`, at least :data:`PAPERS_PER_WORKER` papers each). A
+    paper whose parse cannot be read, or that kills its process, is a candidate row with
     reason ``extract_error``, never a failed day. Returns a JSON-able summary.
     """
     from corpus.day_io import upstream
@@ -829,39 +855,29 @@ def citeworth_day(
             cand.update(reason=P_NO_FIELD, detail=fld)
         else:
             todo.append((cand, *text))
-    frames: list[pl.DataFrame] = []  # a frame per chunk: few Python objects alive (GC time)
-    rows: list[dict] = []
+    frames: list[pl.DataFrame] = []  # a frame per paper: few Python objects alive (GC time)
     reasons: Counter[str] = Counter()
     fields: Counter[str] = Counter()
-    decoded = _decode_docs(doc for _, doc, _ in todo)
-    for (cand, _, n_bib), data in zip(todo, decoded, strict=True):
-        try:
-            if isinstance(data, Exception):
-                raise data
-            doc = _light_doc(data, n_bib)
-            cand["reason"] = paper_candidate(doc)
-            results = [] if cand["reason"] else extract_paragraphs(
-                doc, cand["paper_id"], cand["field"], min_sentences=min_sentences, require_citation=require_citation
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            cand.update(reason=P_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+    tasks = [
+        (cand["paper_id"], cand["field"], doc, n_bib, require_citation, min_sentences)
+        for cand, doc, n_bib in todo
+    ]
+    outcomes = map_papers(
+        _paper_paragraphs, tasks, workers, _paper_unreadable, min_per_worker=PAPERS_PER_WORKER
+    )
+    for (cand, _, _), (reason, found) in zip(todo, outcomes, strict=True):
+        if reason == P_ERROR:
+            cand.update(reason=P_ERROR, detail=found)
             continue
-        mine = [_paragraph_row(r) for r in results]
-        kept = [r for r in mine if r["kept"]]
-        reasons.update(r["reason"] or "kept" for r in mine)
-        fields.update(r["field"] for r in kept)
-        cand.update(
-            paragraphs=len(mine),
-            kept_paragraphs=len(kept),
-            sentences=sum(r["n_sentences"] for r in kept),
-            cite_worthy=sum(r["n_cite_worthy"] for r in kept),
-        )
-        rows.extend(mine)
-        if len(rows) >= 4096:
-            frames.append(_frame(rows, PARAGRAPH_SCHEMA))
-            rows = []
-    frames.append(_frame(rows, PARAGRAPH_SCHEMA))
-    store.write_partition(PARAGRAPHS, day, pl.concat(frames, how="vertical"))
+        frame, counts = found
+        cand["reason"] = reason
+        cand.update(counts["candidate"])
+        reasons.update(counts["reasons"])
+        fields.update(counts["fields"])
+        if frame.height:
+            frames.append(frame)
+    paragraphs = pl.concat(frames, how="vertical").rechunk() if frames else _frame([], PARAGRAPH_SCHEMA)
+    store.write_partition(PARAGRAPHS, day, paragraphs)
     store.write_partition(CANDIDATES, day, _frame(candidates, CANDIDATE_SCHEMA))
     return {
         "day": day,
