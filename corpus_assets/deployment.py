@@ -305,7 +305,8 @@ def k8s_worker_pod_spec(settings: DeploymentSettings) -> dict[str, Any]:
 
 
 def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> int:
-    """Processes a day's per-paper work may use (PDF probing, unpacking, parsing).
+    """Processes a day's per-paper work may use (PDF probing, unpacking, parsing, peS2o
+    signals, CiteWorth paragraphs).
 
     ``CORPUS_WORKERS`` when set; otherwise the machine's cores shared among the runs that
     run, or soon will, beside this one: a lone run (a new day) gets every core, while a
