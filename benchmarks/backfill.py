@@ -36,7 +36,7 @@ from pathlib import Path
 from _common import REPO, TreeSampler, result
 
 # Deployment settings a measurement may vary (the data paths are the benchmark's own).
-SETTINGS = ("CORPUS_DEPLOYMENT", "CORPUS_DAYS_PER_RUN", "CORPUS_EXECUTOR")
+SETTINGS = ("CORPUS_DEPLOYMENT", "CORPUS_DAYS_PER_RUN", "CORPUS_EXECUTOR", "CORPUS_WORKERS")
 
 
 def instance_home(root: Path) -> Path:
