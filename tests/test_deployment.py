@@ -141,6 +141,9 @@ def test_docker_instance_constructs(tmp_path, monkeypatch):
     with dg.instance_for_test(overrides=overrides) as instance:
         launcher = instance.run_launcher
         assert isinstance(launcher, DockerRunLauncher)  # built without contacting Docker
+        from corpus_assets.compute_logs import TailComputeLogManager
+
+        assert isinstance(instance.compute_log_manager, TailComputeLogManager)  # no watcher processes
         assert launcher.networks == ["corpus"]
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
         env_vars = set(launcher.env_vars)
