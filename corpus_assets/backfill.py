@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 POLL_S = 2.0
-ITERATION_SHARE = 0.2  # of the wall time the in-command backfill daemon may spend iterating
+IDLE_PER_BUSY = 5.0  # the in-command backfill daemon sleeps >= 5x its last iteration: <= 1/6 of a core
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 DAEMON_FRESH_S = 60.0  # a heartbeat younger than this means another daemon serves the instance
 STALL_S = 90.0  # no run of the backfill after this long: serve it here after all
@@ -88,8 +88,8 @@ def prompt_backfill_daemon(instance):
     """Dagster's backfill daemon, iterating every :data:`POLL_S` instead of every 30 s (a fixed
     interval in Dagster): it marks a backfill complete only on an iteration after its last run
     ends, so a day's backfill that ran in 10 s was reported after 35. This command serves one
-    backfill and nothing else; an iteration that takes long (a range of years) waits
-    :data:`ITERATION_SHARE` times its own length, so the daemon never keeps a core busy.
+    backfill and nothing else; after an iteration that takes long (a range of years) it waits
+    :data:`IDLE_PER_BUSY` times that iteration's length, so it never keeps a core busy.
     ``make ui``'s daemon keeps Dagster's interval."""
     from dagster._daemon.backfill import execute_backfill_iteration
     from dagster._daemon.daemon import BackfillDaemon, SpanMarker
@@ -116,7 +116,7 @@ def prompt_backfill_daemon(instance):
                         log_message="BackfillDaemon caught an error",
                     )
                 yield SpanMarker.END_SPAN
-                shutdown_event.wait(max(POLL_S, (time.monotonic() - began) / ITERATION_SHARE))
+                shutdown_event.wait(max(POLL_S, (time.monotonic() - began) * IDLE_PER_BUSY))
                 yield None
 
     return PromptBackfillDaemon(settings=instance.get_backfill_settings())
