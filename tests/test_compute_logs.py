@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(
 # leaves the capture cleanly or dies by SIGKILL inside it (argv[3] == "die").
 CAPTURE = textwrap.dedent(
     """
-    import json, os, signal, sys
+    import json, os, signal, sys, time
     from pathlib import Path
     from corpus_assets import compute_logs
     if sys.argv[4] == "stock":
@@ -46,10 +46,16 @@ CAPTURE = textwrap.dedent(
                 found.append({"pid": int(pid), "name": name})
         return found
 
+    def settled():  # the children once each setpriv has exec'd its tail (a race otherwise)
+        deadline = time.monotonic() + 10
+        while any(k["name"] == "setpriv" for k in children()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return children()
+
     with manager.capture_logs(["run1", "compute_logs", "step"]):
         print("step says hello", flush=True)
         print("step warns", file=sys.stderr, flush=True)
-        Path(sys.argv[2]).write_text(json.dumps(children()))
+        Path(sys.argv[2]).write_text(json.dumps(settled()))
         if sys.argv[3] == "die":
             os.kill(os.getpid(), signal.SIGKILL)
     """
