@@ -505,6 +505,29 @@ def test_word_probability_scale():
     assert pes2o.avg_log2_prob("qzxv") == pytest.approx(pes2o.unknown_log2_prob(), abs=1e-6)
 
 
+def test_word_table_is_wordfreqs_dict_read_lean() -> None:
+    """The table streamed from wordfreq's file is the one ``get_frequency_dict`` gives, entry
+    for entry and in order; building it imports no wordfreq and keeps < 45 MB (wordfreq's own
+    cached list and dict made it ~72 MB in every scoring process)."""
+    import wordfreq
+
+    freqs = wordfreq.get_frequency_dict("en", "large")
+    expected = {w: math.log2(f) for w, f in freqs.items() if f > 0 and pes2o._HAS_LETTER.search(w)}
+    assert list(pes2o.log2_table().items()) == list(expected.items())
+    assert pes2o.unknown_log2_prob() == math.log2((math.sqrt(len(expected)) + 1) / pes2o.GOOGLE_1T_TOTAL)
+    probe = (
+        "import sys\n"
+        "def anon(): return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('RssAnon'))\n"
+        "from corpus.release import pes2o\n"
+        "before = anon(); pes2o.avg_log2_prob('the network'); after = anon()\n"
+        "print('wordfreq' in sys.modules, (after - before) // 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    imported, table_mb = out.stdout.split()
+    assert imported == "False"
+    assert int(table_mb) < 45, f"the word table took {table_mb} MB"
+
+
 def test_bad_input_is_measured_not_fatal():
     junk = "Ctrl \x00\x07\x85\ufffe chars \ud800 and {{formula:1234-abcd}} placeholders " * 30
     doc = StructuredDoc(

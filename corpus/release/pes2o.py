@@ -66,6 +66,7 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -186,13 +187,43 @@ class _Scorer:
 
 @functools.cache
 def _scorer() -> _Scorer:
-    import wordfreq  # deferred: about 1 s and 40 MB, only for processes that score text
+    return _Scorer(*_word_table())
 
-    freqs = wordfreq.get_frequency_dict("en", wordlist="large")
-    log2 = math.log2
-    base = {w: log2(f) for w, f in freqs.items() if f > 0 and _HAS_LETTER.search(w)}
-    unknown = log2((math.sqrt(len(base)) + 1) / GOOGLE_1T_TOTAL)
-    return _Scorer(base, unknown)
+
+def _word_table() -> tuple[dict[str, float], float]:
+    """(word -> log2 probability, the unknown-word value) from wordfreq's ``en`` "large" list.
+
+    The values are ``wordfreq.get_frequency_dict``'s (``10 ** (-index / 100)`` for the word's
+    last bucket; a test holds them equal), but the cBpack file is streamed here one bucket at a
+    time: importing wordfreq and its cached list and dict would keep ~40 MB more than this table
+    in every process that scores text (each run worker and each pool worker, on every core).
+    Each bucket's value is one float shared by its words.
+    """
+    import gzip
+    import importlib.util
+
+    import msgpack
+
+    spec = importlib.util.find_spec("wordfreq")  # its data file, without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("wordfreq is not installed: peS2o's word probabilities need its 'en' list")
+    path = Path(spec.submodule_search_locations[0]) / "data" / "large_en.msgpack.gz"
+    base: dict[str, float] = {}
+    with gzip.open(path, "rb") as raw:
+        unpacker = msgpack.Unpacker(raw, raw=False)
+        buckets = unpacker.read_array_header() - 1
+        header = unpacker.unpack()
+        if not isinstance(header, dict) or header.get("format") != "cB" or header.get("version") != 1:
+            raise ValueError(f"{path}: not a wordfreq cBpack v1 file (header {header!r})")
+        for index in range(buckets):
+            freq = 10 ** (-index / 100)  # wordfreq.cB_to_freq(-index)
+            value = math.log2(freq) if freq > 0 else None
+            for word in unpacker.unpack():
+                if value is not None and _HAS_LETTER.search(word):
+                    base[word] = value
+                else:
+                    base.pop(word, None)  # a word's last bucket decides, as in get_frequency_dict
+    return base, math.log2((math.sqrt(len(base)) + 1) / GOOGLE_1T_TOTAL)
 
 
 def log2_table() -> dict[str, float]:
