@@ -12,8 +12,17 @@ worker's peak RSS drops by about 35 MB for about 2 % more system CPU. A user's o
 Polars itself writes its own defaults into that variable when it is imported, and children
 inherit them: a value made of those alone (a parent that imported polars first, such as a
 notebook or a benchmark harness) is polars', not the user's, and is replaced too.
+
+A Python process's shutdown garbage-collects its whole heap, object by object: ~0.2 CPU s for
+a process that only loaded these definitions, ~0.45 s for a run worker after its run, while
+its memory is still held and the run queue already starts the next run. Freezing the heap at
+exit only takes it out of the collector's view: every ``atexit`` handler and every refcounted
+finaliser still runs (runs and stages have written and fsynced their data before), objects
+made after the freeze are still collected, and the kernel frees the rest at once.
 """
 
+import atexit
+import gc
 import os
 import warnings
 
@@ -31,3 +40,6 @@ def jemalloc_conf(current: str | None) -> str:
 os.environ["_RJEM_MALLOC_CONF"] = jemalloc_conf(os.environ.get("_RJEM_MALLOC_CONF"))
 
 warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
+
+
+atexit.register(gc.freeze)
