@@ -172,6 +172,12 @@ class Store:
     def has_partition(self, asset: str, date: str) -> bool:
         return (self.partition_dir(asset, date) / "part-0.parquet").exists()
 
+    def partition_rows(self, asset: str, date: str) -> int:
+        """Rows of one stored partition (0 when it has none), from its Parquet footer: no data
+        is read, and no pyarrow loaded (~50 MB of library pages in each process that would)."""
+        path = self.partition_dir(asset, date) / "part-0.parquet"
+        return pl.scan_parquet(path).select(pl.len()).collect().item() if path.exists() else 0
+
     def read_partition(self, asset: str, date: str) -> pl.DataFrame:
         return pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
 

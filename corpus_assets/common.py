@@ -112,14 +112,6 @@ def partitions_label(days: Sequence[str]) -> str:
     return days[0] if len(days) == 1 else f"{days[0]}...{days[-1]} ({len(days)} days)"
 
 
-def partition_rows(store, asset: str, day: str) -> int:
-    """Rows of one stored partition, from its Parquet footer (no data read)."""
-    import pyarrow.parquet as pq
-
-    path = store.partition_dir(asset, day) / "part-0.parquet"
-    return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
-
-
 def cached_plot(path: Path, data: object, render: Callable[[], bytes]) -> bytes:
     """The plot at ``path`` when it was drawn from the same ``data`` (a key file beside it), else
     ``render()`` written there: matplotlib costs more than a whole unchanged cross-day run."""

@@ -9,7 +9,6 @@ from corpus.papers.metadata import filter_table
 from corpus_assets.common import (
     count_table,
     partition_metadata,
-    partition_rows,
     report_day,
     rows_table,
     selected,
@@ -63,7 +62,7 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
                 "parse_choice": count_table(summary["parse_reasons"], "reason"),
             },
         )
-        report_day(context, FULLTEXT_IDS, day, partition_rows(store, FULLTEXT_IDS, day))
+        report_day(context, FULLTEXT_IDS, day, store.partition_rows(FULLTEXT_IDS, day))
     store.refresh_views(["papers", FULLTEXT_IDS])
     preview = ["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"]
     if selected(context, "papers"):

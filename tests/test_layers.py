@@ -102,3 +102,28 @@ def test_loading_the_definitions_leaves_the_stage_libraries_unloaded():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "", f"loaded at import: {done.stdout.strip()}"
+
+
+def test_counting_a_partitions_rows_reads_its_footer_without_pyarrow(tmp_path: Path):
+    """Every daily run counts rows for its metadata: from the Parquet footer, through polars,
+    so a run worker never maps pyarrow's ~50 MB of libraries for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom pathlib import Path\nimport polars as pl\n"
+        "from corpus.store import Store\n"
+        "store = Store(Path(sys.argv[1]))\n"
+        "store.write_partition('papers', '2024-01-01', pl.DataFrame({'id': ['a', 'b', 'c']}))\n"
+        "print(store.partition_rows('papers', '2024-01-01'), store.partition_rows('papers', '2024-01-02'),"
+        " 'pyarrow' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code, str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["3", "0", "False"]

@@ -207,18 +207,12 @@ def _entries_of(store: Store, day: str, citing: pl.Series | None = None) -> pl.D
     return _normalised(frame)
 
 
-def _entry_count(store: Store, day: str) -> int:
-    import pyarrow.parquet as pq  # not at import: the daily runs load this module, never pyarrow
-
-    return pq.ParquetFile(store.partition_dir("bib_entries", day) / "part-0.parquet").metadata.num_rows
-
-
 def _chunks(store: Store, days: list[str], chunk_entries: int) -> Iterator[list[str]]:
     """Runs of consecutive days holding at most ``chunk_entries`` bib entries (one day at least)."""
     run: list[str] = []
     total = 0
     for day in days:
-        rows = _entry_count(store, day)
+        rows = store.partition_rows("bib_entries", day)
         if run and total + rows > chunk_entries:
             yield run
             run, total = [], 0
