@@ -486,3 +486,30 @@ def test_paper_workers_share_the_cores_with_runs_still_starting_or_queued(monkey
         assert dep.paper_workers(context) == 2
         monkeypatch.setenv("CORPUS_WORKERS", "3")
         assert dep.paper_workers(context) == 3
+
+
+HEAP_PROBE = """
+import sys
+from corpus_assets.deployment import return_free_heap
+def anon():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("RssAnon")) // 1024
+blocks = [bytes(2000) for _ in range(60_000)]  # ~120 MB from malloc's heap (over pymalloc's 512 B)
+keep = bytes(2000)  # a live block above them: glibc cannot give them back by trimming its top
+del blocks
+before = anon()
+print(return_free_heap(), before - anon())
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RssAnon from /proc")
+def test_a_run_worker_hands_its_free_heap_back_before_waiting_on_a_stage():
+    """What earlier steps freed below a live block stays in a glibc process until trimmed;
+    run_stage trims before it waits on its Pipes worker."""
+    done = subprocess.run(
+        [sys.executable, "-c", HEAP_PROBE], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    trimmed, freed_mb = done.stdout.split()
+    if trimmed == "False":
+        pytest.skip("no glibc malloc_trim here")
+    assert int(freed_mb) > 60, f"only {freed_mb} MB handed back"
