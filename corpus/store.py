@@ -29,11 +29,12 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-import polars as pl
+from typing import TYPE_CHECKING, BinaryIO
 
 from corpus.scratch import tmp_dir_for
+
+if TYPE_CHECKING:  # polars is imported where frames are read: the code server loads this module
+    import polars as pl
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,8 @@ class Store:
 
     def read_table(self, asset: str, name: str = "part-0") -> pl.DataFrame:
         """An unpartitioned table written by :meth:`write_table`."""
+        import polars as pl
+
         return pl.read_parquet(self.asset_dir(asset) / f"{name}.parquet")
 
     def has_partition(self, asset: str, date: str) -> bool:
@@ -175,18 +178,26 @@ class Store:
     def partition_rows(self, asset: str, date: str) -> int:
         """Rows of one stored partition (0 when it has none), from its Parquet footer: no data
         is read, and no pyarrow loaded (~50 MB of library pages in each process that would)."""
+        import polars as pl
+
         path = self.partition_dir(asset, date) / "part-0.parquet"
         return pl.scan_parquet(path).select(pl.len()).collect().item() if path.exists() else 0
 
     def read_partition(self, asset: str, date: str) -> pl.DataFrame:
+        import polars as pl
+
         return pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
 
     def read_partitions(self, asset: str, dates: Iterable[str]) -> pl.DataFrame:
+        import polars as pl
+
         frames = [self.read_partition(asset, d) for d in dates if self.has_partition(asset, d)]
         return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
     def scan(self, asset: str) -> pl.LazyFrame:
         """Lazy scan of every partition (or the unpartitioned files) of an asset."""
+        import polars as pl
+
         root = self.asset_dir(asset)
         if any(root.glob("date=*/*.parquet")):
             return pl.scan_parquet(root / "date=*" / "*.parquet", hive_partitioning=True)

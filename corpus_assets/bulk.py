@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from corpus.ingest.bulk import BulkRoot
-from corpus.ingest.bulk_index import INDEX_ASSET, update_index
+from corpus.ingest.bulk import INDEX_ASSET, BulkRoot
 from corpus_assets.common import count_table, rows_table
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
@@ -35,6 +34,8 @@ def arxiv_bulk_index(
         raise dg.Failure(description="no bulk root: set CORPUS_BULK to a directory, s3:// or gs:// URL")
     if arxiv.bulk_layout != "tars":
         raise dg.Failure(description=f"layout {arxiv.bulk_layout!r} has no tars to index (read it directly)")
+    from corpus.ingest.bulk_index import update_index
+
     root = BulkRoot.open(arxiv.bulk)
     try:
         summary = update_index(root, corpus.home, log=context.log.info)

@@ -12,15 +12,7 @@ The check ``leftover_citation_markers`` audits the released sentences.
 import dagster as dg
 from pydantic import Field
 
-from corpus.release.citeworth import (
-    CANDIDATES,
-    CITEWORTH_LEFTOVER_RATE,
-    PARAGRAPHS,
-    build_release,
-    citeworth_day,
-    release_dir,
-)
-from corpus.release.citeworth_release import release_audit
+from corpus.release.settings import CANDIDATES, PARAGRAPHS
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
     count_table,
@@ -89,6 +81,8 @@ class CiteworthSplitsConfig(dg.Config):
 def citeworth_paragraphs(
     context: dg.AssetExecutionContext, config: CiteworthParagraphsConfig, corpus: CorpusStore
 ):
+    from corpus.release.citeworth import citeworth_day
+
     days = partition_dates(context)
     workers = paper_workers(context)
     for day in days:
@@ -176,6 +170,8 @@ def _table_2(st: dict) -> dg.MetadataValue:
     ),
 )
 def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.MaterializeResult:
+    from corpus.release.citeworth import build_release, release_dir
+
     summary = build_release(corpus.home, seed=config.seed, per_field=config.per_field)
     corpus.store.refresh_views()
     st = summary["stats"]
@@ -234,6 +230,9 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
     ),
 )
 def leftover_citation_markers(corpus: CorpusStore) -> dg.AssetCheckResult:
+    from corpus.release.citeworth import CITEWORTH_LEFTOVER_RATE
+    from corpus.release.citeworth_release import release_audit
+
     audit = release_audit(corpus.home)  # from the markers each line got when written: costs what changed
     examples = "\n".join(f"- `{e['marker']}` {e['paper_id']}: {e['text'][:160]}" for e in audit["examples"])
     return dg.AssetCheckResult(

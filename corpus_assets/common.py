@@ -6,9 +6,12 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def count_table(counts: Mapping[str, int], key: str, total: int | None = None) -> dg.MetadataValue:
@@ -98,6 +101,8 @@ def partition_metadata(store, asset: str, days: Sequence[str], preview: Sequence
     if schema is not None:
         out["dagster/column_schema"] = schema
     if preview:
+        import polars as pl
+
         frame = pl.scan_parquet(path)
         cols = [c for c in preview if c in frame.collect_schema().names()]
         head = frame.select(cols).head(10).collect() if cols else pl.DataFrame()

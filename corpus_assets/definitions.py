@@ -1,4 +1,9 @@
-"""The one Definitions object of the ``corpus`` code location."""
+"""The one Definitions object of the ``corpus`` code location.
+
+Loading it imports no data library (polars, numpy, the parsers): the asset modules import the
+``corpus`` stages inside the asset bodies, so the code server, which only describes the assets,
+stays ~50 MB smaller and loads in ~0.6 s instead of ~0.8 (tests/test_layers.py holds this).
+"""
 
 from __future__ import annotations
 

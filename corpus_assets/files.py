@@ -1,10 +1,10 @@
 """Ingest assets for the files behind each paper: PDFs (with the S2ORC filters) and e-prints."""
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from corpus.ingest.days import FetchSettings
 from corpus.ingest.pdf import filter_table
 from corpus_assets.common import count_table, partition_metadata, report_day, rows_table
 from corpus_assets.deployment import paper_workers, run_stage
@@ -13,8 +13,13 @@ from corpus_assets.partitions import daily_asset, partition_dates
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
 
+if TYPE_CHECKING:
+    from corpus.ingest.days import FetchSettings
 
-def fetch_settings(arxiv: ArxivResource) -> FetchSettings:
+
+def fetch_settings(arxiv: ArxivResource) -> "FetchSettings":
+    from corpus.ingest.days import FetchSettings
+
     return FetchSettings(
         mode=arxiv.source,
         web_url=arxiv.web_url,

@@ -7,11 +7,7 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
-import polars as pl
 
-from corpus.graph.citation_graph import build_days, finish_graph, plan_graph
-from corpus.graph.citation_links import ASSET, STATE_DIR, link_shard, merge_summaries, prepare_links
-from corpus.graph.network import EDGE_SCHEMA
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, markdown_preview, rows_table
 from resources.store import CorpusStore
@@ -29,12 +25,16 @@ def link_shards() -> int:
 
 
 def _runs_dir(corpus: CorpusStore, run_id: str) -> Path:
+    from corpus.graph.citation_links import ASSET, STATE_DIR
+
     return corpus.store.asset_dir(ASSET) / STATE_DIR / "runs" / run_id
 
 
 @dg.op(ins={"papers": dg.In(dg.Nothing), "bib_entries": dg.In(dg.Nothing)}, out=dg.DynamicOut(dg.Nothing))
 def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Lay the links out in the configured number of shards; one step per shard follows."""
+    from corpus.graph.citation_links import prepare_links
+
     n = link_shards()
     if prepare_links(corpus.home, n):
         context.log.info(f"citation_links laid out again in {n} shard(s): every shard runs in full")
@@ -46,6 +46,8 @@ def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
 def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
     """One shard of the links (corpus.graph.citation_links.link_shard); its summary goes to a file
     for the last step (values between steps would need an IO manager every executor shares)."""
+    from corpus.graph.citation_links import link_shard
+
     _, shard, _, n = context.get_mapping_key().split("_")
     summary = link_shard(corpus.home, int(shard), int(n))
     context.log.info(f"citation_links shard {shard}/{n}: {summary['mode']}, {summary['links']} links")
@@ -55,6 +57,8 @@ def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
 
 @dg.op(ins={"shards": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+    from corpus.graph.citation_links import merge_summaries
+
     runs = _runs_dir(corpus, context.run_id)
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(runs.glob("shard-*.json"))]
     shutil.rmtree(runs, ignore_errors=True)
@@ -148,6 +152,8 @@ def graph_shards() -> int:
 @dg.op(ins={"links": dg.In(dg.Nothing)}, out=dg.DynamicOut(dg.Nothing))
 def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Which days' edges change (corpus.graph.citation_graph.plan_graph); one step per share of them."""
+    from corpus.graph.citation_graph import plan_graph
+
     plan = plan_graph(corpus.home)
     n = max(1, min(graph_shards(), len(plan["days"])))
     context.log.info(f"citation_graph: {plan['mode']}, {len(plan['days'])} day(s) to build in {n} step(s)")
@@ -157,6 +163,8 @@ def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
 
 @dg.op(ins={"start": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+    from corpus.graph.citation_graph import build_days
+
     _, part, _, n = context.get_mapping_key().split("_")
     built = build_days(corpus.home, int(part), int(n))
     context.log.info(f"citation_graph: {built} day(s) built in part {part}/{n}")
@@ -164,6 +172,11 @@ def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> Non
 
 @dg.op(ins={"parts": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+    import polars as pl
+
+    from corpus.graph.citation_graph import finish_graph
+    from corpus.graph.network import EDGE_SCHEMA
+
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.png"
     summary = finish_graph(corpus.home, plot=plot_path)

@@ -4,7 +4,6 @@ import os
 from collections import Counter
 
 import dagster as dg
-import polars as pl
 
 from corpus.ingest import arxiv_ids
 from corpus.ingest.landing import LandingZone
@@ -98,6 +97,8 @@ def network_pool() -> str | None:
     can_subset=True,  # `--select arxiv_metadata` works; both tables are still written, together
 )
 def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv: ArxivResource):
+    import polars as pl
+
     days = partition_dates(context)
     landing = corpus.landing_zone
     if arxiv.source == "arxiv":

@@ -3,9 +3,7 @@ text names), and every bibliography entry."""
 
 import dagster as dg
 
-from corpus.papers.days import bib_entries_day, papers_day
 from corpus.papers.fulltext_ids import FULLTEXT_IDS
-from corpus.papers.metadata import filter_table
 from corpus_assets.common import (
     count_table,
     partition_metadata,
@@ -39,6 +37,9 @@ from resources.store import CorpusStore
     can_subset=True,  # both tables are written together; only the selected ones are reported
 )
 def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
+    from corpus.papers.days import papers_day
+    from corpus.papers.metadata import filter_table
+
     days = partition_dates(context)
     store = corpus.store
     for day in days:
@@ -83,6 +84,8 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
     description="Every bibliography entry of every chosen parse, with normalised title, DOI and arXiv id.",
 )
 def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
+    from corpus.papers.days import bib_entries_day
+
     days = partition_dates(context)
     for day in days:
         summary = bib_entries_day(corpus.home, day)

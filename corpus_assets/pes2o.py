@@ -5,15 +5,7 @@ import base64
 import dagster as dg
 from pydantic import Field
 
-from corpus.release.pes2o_release import (
-    DEFAULT_CUTOFF,
-    DEFAULT_MAX_SHARD_BYTES,
-    ReleaseSettings,
-    funnel_png,
-    release_dir,
-    write_release,
-)
-from corpus.release.pes2o_table import pes2o_day
+from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import cached_plot, count_table, partition_metadata, report_day, rows_table
 from corpus_assets.deployment import paper_workers
@@ -29,6 +21,8 @@ from resources.store import CorpusStore
     "source (s2orc full text, s2ag title+abstract) and the text of kept documents.",
 )
 def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.MaterializeResult:
+    from corpus.release.pes2o_table import pes2o_day
+
     days = partition_dates(context)
     workers = paper_workers(context)
     for day in days:
@@ -79,6 +73,8 @@ class Pes2oReleaseConfig(dg.Config):
 def _release(
     context: dg.AssetExecutionContext, config: Pes2oReleaseConfig, corpus: CorpusStore, version: str
 ) -> dg.MaterializeResult:
+    from corpus.release.pes2o_release import ReleaseSettings, funnel_png, release_dir, write_release
+
     settings = ReleaseSettings(cutoff=config.cutoff, max_shard_bytes=config.max_shard_bytes)
     summary = write_release(corpus.home, version, settings, workers=config.workers or None)
     root = release_dir(corpus.home, version)

@@ -45,6 +45,8 @@ from corpus.ingest import arxiv_ids
 
 Kind = Literal["pdf", "eprint"]
 TAR_DIRS: dict[str, Kind] = {"pdf": "pdf", "src": "eprint"}  # folder in the bucket -> file kind
+INDEX_ASSET = "arxiv_bulk_index"  # the tars' member index (corpus.ingest.bulk_index)
+TARS_ASSET = "arxiv_bulk_tars"
 MANIFESTS = {"pdf": "pdf/arXiv_pdf_manifest.xml", "src": "src/arXiv_src_manifest.xml"}
 MANIFEST_ROOTS = {"pdf": "arXivPDF", "src": "arXivSRC"}
 MAX_MANIFEST_BYTES = 256 << 20  # the real ones are a few MB

@@ -38,7 +38,9 @@ from pathlib import Path
 import polars as pl
 
 from corpus.ingest.bulk import (
+    INDEX_ASSET,
     MANIFESTS,
+    TARS_ASSET,
     BulkRoot,
     ManifestEntry,
     ManifestProblem,
@@ -49,8 +51,6 @@ from corpus.ingest.bulk import (
 from corpus.ingest.eprint import UnpackLimits
 from corpus.store import Store, atomic_path
 
-INDEX_ASSET = "arxiv_bulk_index"
-TARS_ASSET = "arxiv_bulk_tars"
 USABLE = frozenset({"ok", "count_mismatch"})
 MAX_MEMBERS = 200_000  # per tar; arXiv's hold a few thousand
 MAX_META_BYTES = 1 << 20  # a GNU long name or pax header

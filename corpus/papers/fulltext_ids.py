@@ -4,9 +4,12 @@ in the text, beside the bibliography's links)."""
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
 
 from corpus.ingest.arxiv_ids import find_arxiv_ids
+
+if TYPE_CHECKING:  # imported when edges are built: the asset name below is read where polars is not
+    import polars as pl
 
 FULLTEXT_IDS = "fulltext_ids"  # the side table's asset name
 
@@ -19,6 +22,8 @@ def fulltext_id_edges(docs: pl.DataFrame, known_ids: pl.Series | None = None) ->
     (the graph's nodes).  Pass body text, not the bibliography: bibliography
     entries are linked by :mod:`corpus.graph.linking` already.
     """
+    import polars as pl
+
     missing = [c for c in ("paper_id", "text") if c not in docs.columns]
     if missing:
         raise ValueError(f"docs frame lacks column(s) {missing}; has {docs.columns}")

@@ -72,6 +72,7 @@ from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.parallel import map_papers
 from corpus.parse.document import Paragraph, Span, StructuredDoc
 from corpus.parse.sentences import split_sentences
+from corpus.release.settings import CANDIDATES, PARAGRAPHS
 from corpus.store import atomic_path
 
 LABEL_CITE_WORTHY = "check-worthy"  # the released data's label names (the paper says "cite-worthy")
@@ -605,8 +606,6 @@ def stats(items: Iterable[dict]) -> dict:
 #   $CORPUS_HOME/citeworth_candidates/date=D/   every paper of D: candidate, or why it gave no paragraphs
 #   $CORPUS_HOME/citeworth_splits/part-0.parquet  the released paragraphs' keys with their split
 #   $CORPUS_HOME/releases/citeworth/<split>.jsonl the release (ParagraphResult.release_row shape)
-PARAGRAPHS = "citeworth_paragraphs"
-CANDIDATES = "citeworth_candidates"
 SPLITS = "citeworth_splits"
 SPLIT_NAMES: tuple[str, ...] = ("train", "dev", "test")
 CITEWORTH_LEFTOVER_RATE = 0.019  # citeworth-paper.txt Table 3: "less than 2 %", 1.9 % measured

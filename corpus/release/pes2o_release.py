@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 from corpus.release import pes2o
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.release.pes2o_table import ASSET, RULES, SOURCES, timestamp
+from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import (
     day_fingerprints,
     file_sha256,
@@ -85,8 +86,6 @@ __all__ = [
 
 SPLITS = ("train", "valid")
 DOC_FIELDS = ("added", "created", "id", "source", "text", "version")
-DEFAULT_CUTOFF = "2023-01-03"  # the card's v1/v2 knowledge cutoff: train < 2022-12-01, valid to 2023-01-03
-DEFAULT_MAX_SHARD_BYTES = 128 * 1024 * 1024  # JSON lines before gzip, per shard
 RELEASES = ("releases", "pes2o")
 
 # --------------------------------------------------------------------------- release
