@@ -7,7 +7,6 @@ import them from here.
 
 PARAGRAPHS = "citeworth_paragraphs"  # CiteWorth: every body paragraph of a day, kept or with its reason
 CANDIDATES = "citeworth_candidates"  # CiteWorth: every paper of a day, candidate or why not
-DEFAULT_CUTOFF = (
-    "2023-01-03"  # peS2o: the card's v1/v2 knowledge cutoff: train < 2022-12-01, valid to 2023-01-03
-)
+# peS2o: the card's v1/v2 knowledge cutoff (train < 2022-12-01, valid up to 2023-01-03)
+DEFAULT_CUTOFF = "2023-01-03"
 DEFAULT_MAX_SHARD_BYTES = 128 * 1024 * 1024  # peS2o: JSON lines before gzip, per shard
