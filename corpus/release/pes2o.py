@@ -216,13 +216,10 @@ def _word_table() -> tuple[dict[str, float], float]:
         if not isinstance(header, dict) or header.get("format") != "cB" or header.get("version") != 1:
             raise ValueError(f"{path}: not a wordfreq cBpack v1 file (header {header!r})")
         for index in range(buckets):
-            freq = 10 ** (-index / 100)  # wordfreq.cB_to_freq(-index)
-            value = math.log2(freq) if freq > 0 else None
+            value = math.log2(10 ** (-index / 100))  # of wordfreq.cB_to_freq(-index)
             for word in unpacker.unpack():
-                if value is not None and _HAS_LETTER.search(word):
-                    base[word] = value
-                else:
-                    base.pop(word, None)  # a word's last bucket decides, as in get_frequency_dict
+                if _HAS_LETTER.search(word):
+                    base[word] = value  # a word in two buckets keeps its last, as in get_frequency_dict
     return base, math.log2((math.sqrt(len(base)) + 1) / GOOGLE_1T_TOTAL)
 
 
