@@ -19,7 +19,6 @@ Definitions load on a base install, and a missing extra is an error naming what 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import importlib
 import os
@@ -383,9 +382,10 @@ def _stage_failed(request: StageRequest, settings, errors: list[dict], exc: Exce
 
 @functools.cache
 def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, or None (macOS, musl: nothing to call)."""
+    """glibc's ``malloc_trim`` from the symbols already loaded (no ``find_library``: it runs
+    ``ldconfig``), or None (macOS, musl: nothing to call)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
 
