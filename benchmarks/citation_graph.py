@@ -349,7 +349,7 @@ def _run_child(home: str, queue) -> None:
         ("build_days", lambda: build_days(home)),
         (
             "finish_graph",
-            lambda: finish_graph(home, plot=Path(home) / "reports" / "citation_graph_degrees.png"),
+            lambda: finish_graph(home, plot=Path(home) / "reports" / "citation_graph_degrees.svg"),
         ),
     ):
         c0, w0 = time.process_time(), time.perf_counter()

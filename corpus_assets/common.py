@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -115,18 +112,3 @@ def partitions_label(days: Sequence[str]) -> str:
     if not days:
         return ""
     return days[0] if len(days) == 1 else f"{days[0]}...{days[-1]} ({len(days)} days)"
-
-
-def cached_plot(path: Path, data: object, render: Callable[[], bytes]) -> bytes:
-    """The plot at ``path`` when it was drawn from the same ``data`` (a key file beside it), else
-    ``render()`` written there: matplotlib costs more than a whole unchanged cross-day run."""
-    from corpus.store import atomic_write_bytes
-
-    key = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
-    key_path = path.with_name(path.name + ".key")
-    if path.exists() and key_path.exists() and key_path.read_text() == key:
-        return path.read_bytes()
-    png = render()
-    atomic_write_bytes(path, png)
-    atomic_write_bytes(key_path, key.encode())
-    return png

@@ -178,7 +178,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     from corpus.graph.network import EDGE_SCHEMA
 
     store = corpus.store
-    plot_path = store.home / "reports" / "citation_graph_degrees.png"
+    plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)
     store.refresh_views()
     metadata: dict = {
@@ -201,9 +201,9 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
             }
         )
         if plot_path.exists():
-            png = plot_path.read_bytes()
+            svg = base64.b64encode(plot_path.read_bytes()).decode()
             metadata["degree_plot"] = dg.MetadataValue.md(
-                f"![in/out degree distributions](data:image/png;base64,{base64.b64encode(png).decode()})"
+                f"![in/out degree distributions](data:image/svg+xml;base64,{svg})"
             )
             metadata["degree_plot_path"] = dg.MetadataValue.path(str(plot_path))
     metadata["via"] = count_table(summary["via"], "via")

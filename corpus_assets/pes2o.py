@@ -7,7 +7,8 @@ from pydantic import Field
 
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import manifest_sha256
-from corpus_assets.common import cached_plot, count_table, partition_metadata, report_day, rows_table
+from corpus.store import atomic_write_bytes
+from corpus_assets.common import count_table, partition_metadata, report_day, rows_table
 from corpus_assets.deployment import paper_workers
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
@@ -73,7 +74,7 @@ class Pes2oReleaseConfig(dg.Config):
 def _release(
     context: dg.AssetExecutionContext, config: Pes2oReleaseConfig, corpus: CorpusStore, version: str
 ) -> dg.MaterializeResult:
-    from corpus.release.pes2o_release import ReleaseSettings, funnel_png, release_dir, write_release
+    from corpus.release.pes2o_release import ReleaseSettings, funnel_svg, release_dir, write_release
 
     settings = ReleaseSettings(cutoff=config.cutoff, max_shard_bytes=config.max_shard_bytes)
     summary = write_release(corpus.home, version, settings, workers=config.workers or None)
@@ -86,8 +87,9 @@ def _release(
         f"{summary['days_changed']} day(s) changed, {summary['days_after_cutoff']} after the cutoff not read"
     )
     title = f"peS2o {version} filter funnel (cutoff {config.cutoff})"
-    plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.png"
-    png = cached_plot(plot_path, [summary["funnel"], title], lambda: funnel_png(summary["funnel"], title))
+    plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.svg"
+    svg = funnel_svg(summary["funnel"], title)
+    atomic_write_bytes(plot_path, svg)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(
             manifest_sha256(root / "manifest.json") or ""
@@ -113,7 +115,7 @@ def _release(
             "manifest": dg.MetadataValue.path(str(root / "manifest.json")),
             "dataset_card": dg.MetadataValue.path(str(root / "README.md")),
             "funnel_plot": dg.MetadataValue.md(
-                f"![filter funnel](data:image/png;base64,{base64.b64encode(png).decode()})"
+                f"![filter funnel](data:image/svg+xml;base64,{base64.b64encode(svg).decode()})"
             ),
             "funnel_plot_path": dg.MetadataValue.path(str(plot_path)),
             "path": dg.MetadataValue.path(str(root)),

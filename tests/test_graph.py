@@ -14,7 +14,7 @@ from corpus.graph.network import (
     VIA_ORDER,
     GraphInputError,
     build_edges,
-    degree_plot_png,
+    degree_plot_svg,
     degrees,
     graph_stats,
     powerlaw_fit,
@@ -110,9 +110,16 @@ def test_fulltext_id_edges():
     assert only.rows() == [("hep-th/9901001", "2101.00001", 1)]
 
 
-def test_degree_plot_png():
-    png = degree_plot_png(EDGES, NODES)
-    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
+def test_degree_plot_svg_marks_each_distinct_positive_degree():
+    from lxml import etree
+
+    svg = etree.fromstring(degree_plot_svg(EDGES, NODES))
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    text = "".join(svg.itertext())
+    assert "Degree distributions (7 nodes)" in text and "in-degree" in text and "out-degree" in text
+    paths = [p.get("d") for p in svg.iter("{http://www.w3.org/2000/svg}path") if "stroke-opacity" in p.attrib]
+    # in-degrees of nodes: a1 b1 c2 f1 (d, e, g: 0) -> k = 1, 2; out: a2 b1 c1 e1 -> k = 1, 2
+    assert [d.count("M") for d in paths] == [2, 2]
 
 
 # The string-sort / string-join implementations that build_edges and degrees replaced
@@ -292,7 +299,7 @@ def test_incremental_graph_equals_the_definition(tmp_path):
             schema = {"citing_id": pl.String, "cited_id": pl.String, "mentions": pl.Int64}
             store.write_partition("fulltext_ids", day, pl.DataFrame(ft, schema=schema))
         update_links(store.home)
-        summary = update_graph(store.home, plot=tmp_path / "plot.png")
+        summary = update_graph(store.home, plot=tmp_path / "plot.svg")
         results.append(summary["mode"])
         edges, stats = _graph_reference(store)
         assert read_edges(store).equals(edges), day
@@ -309,4 +316,4 @@ def test_incremental_graph_equals_the_definition(tmp_path):
     summary = update_graph(store.home)
     assert summary["mode"] == "incremental" and summary["days_built"] == 1
     assert read_edges(store).equals(_graph_reference(store)[0])
-    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "plot.svg").read_bytes().startswith(b"<svg ")

@@ -118,5 +118,6 @@ def test_graph_edges_and_statistics(runs):
     ours, paper = (r.data for r in meta["table_2"].value.records)  # Table 2: our row beside the paper's
     assert ours["dataset"] == "this corpus" and ours["edges"] == str(len(pairs))
     assert paper["alpha_in"] == "2.93" and paper["wcc_pct"] == "62"
-    png = Path(meta["degree_plot_path"].value)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = Path(meta["degree_plot_path"].value)
+    assert svg.suffix == ".svg" and b"Degree distributions (8 nodes)" in svg.read_bytes()
+    assert "data:image/svg+xml;base64," in meta["degree_plot"].value

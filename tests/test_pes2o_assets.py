@@ -129,8 +129,9 @@ def test_runs_succeed_and_metadata(built):
     assert funnel[("s2orc", "input")]["remaining"] == 6
     assert funnel[("s2orc", "no_full_text")]["dropped"] == 4  # the 0704.* papers have metadata only
     assert funnel[("s2orc", "created_after_cutoff")]["remaining"] == 2
-    assert "base64" in meta["funnel_plot"].value
-    assert (home / "reports" / "pes2o_v1_funnel.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "data:image/svg+xml;base64," in meta["funnel_plot"].value
+    plot = (home / "reports" / "pes2o_v1_funnel.svg").read_bytes()
+    assert b"no_full_text" in plot and b"-4<" in plot  # the 4 papers without full text, in red
     start, first = _meta(built["start"], "pes2o_v1"), meta
     assert start["mode"].value == "full" and first["mode"].value == "incremental"
     assert first["days_changed"].value == 1 and first["shards_reused"].value >= 1

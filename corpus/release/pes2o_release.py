@@ -76,7 +76,7 @@ __all__ = [
     "auto_workers",
     "build_task",
     "commit_release",
-    "funnel_png",
+    "funnel_svg",
     "funnel_rows",
     "pes2o_card",
     "plan_release",
@@ -174,35 +174,22 @@ def funnel_rows(reasons: Mapping[str, Mapping[str | None, int]], after_cutoff: M
     return out
 
 
-def funnel_png(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
-    """PNG of the funnel: documents remaining after each step, one panel per source."""
-    import io
+def funnel_svg(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
+    """SVG of the funnel: documents remaining after each step, one panel per source."""
+    from corpus.plots import hbar_panels_svg
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    steps = {
-        s: [r for r in funnel if r["source"] == s and not r["step"].startswith("split:")] for s in SOURCES
-    }
-    height = max(len(v) for v in steps.values()) * 0.28 + 1.2
-    fig = Figure(figsize=(11, height), dpi=90)
-    FigureCanvasAgg(fig)
-    for i, source in enumerate(SOURCES, start=1):
-        ax = fig.add_subplot(1, len(SOURCES), i)
-        rows = steps[source][::-1]
-        ax.barh([r["step"] for r in rows], [r["remaining"] for r in rows], color="tab:blue")
-        for y, r in enumerate(rows):
-            if r["dropped"]:
-                ax.annotate(f"-{r['dropped']:,}", (r["remaining"], y), xytext=(3, 0),
-                            textcoords="offset points", va="center", fontsize=7, color="tab:red")  # fmt: skip
-        ax.set_title(source)
-        ax.set_xlabel("documents remaining")
-        ax.tick_params(axis="y", labelsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    panels = [
+        (
+            source,
+            [
+                (r["step"], r["remaining"], r["dropped"])
+                for r in funnel
+                if r["source"] == source and not r["step"].startswith("split:")
+            ],
+        )  # fmt: skip
+        for source in SOURCES
+    ]
+    return hbar_panels_svg(panels, title=title, xlabel="documents remaining")
 
 
 # The release is written in three steps, each a function of files on disk, so a scheduler may
