@@ -10,7 +10,7 @@ bounded by its area, not by how many points the data has.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -27,6 +27,15 @@ def _decades(values: np.ndarray) -> tuple[int, int]:
     lo = math.floor(math.log10(float(values.min())))
     hi = math.ceil(math.log10(float(values.max())))
     return lo, max(hi, lo + 1)
+
+
+def _log_ticks(lo: int, hi: int, place: Callable[[np.ndarray], np.ndarray]) -> list[tuple[int, int | None]]:
+    """(pixel, exponent) of each decade's tick and (pixel, None) of the minor ticks 2-9 × 10^e
+    between them, for the decades ``10^lo .. 10^hi``."""
+    values = [(m * 10.0**e, e if m == 1 else None) for e in range(lo, hi) for m in range(1, 10)]
+    values.append((10.0**hi, hi))
+    at = place(np.array([v for v, _ in values]))
+    return [(int(a), e) for a, (_, e) in zip(at, values, strict=True)]
 
 
 def _power(exponent: int) -> str:
@@ -81,18 +90,14 @@ def loglog_svg(
             return np.rint(y0 - (np.log10(v) - ylo) / (yhi - ylo) * (y0 - y1)).astype(np.int64)
 
         ticks = []
-        for e in range(xlo, xhi + 1):
-            for m in range(1, 10) if e < xhi else (1,):
-                at = int(px(np.array([m * 10.0**e]))[0])
-                ticks.append(f"M{at} {y0}v{-6 if m == 1 else -3}")
-                if m == 1:
-                    out.append(f'<text x="{at}" y="{y0 + 18}" text-anchor="middle">{_power(e)}</text>')
-        for e in range(ylo, yhi + 1):
-            for m in range(1, 10) if e < yhi else (1,):
-                at = int(py(np.array([m * 10.0**e]))[0])
-                ticks.append(f"M{x0} {at}h{6 if m == 1 else 3}")
-                if m == 1:
-                    out.append(f'<text x="{x0 - 6}" y="{at + 4}" text-anchor="end">{_power(e)}</text>')
+        for at, e in _log_ticks(xlo, xhi, px):
+            ticks.append(f"M{at} {y0}v{-3 if e is None else -6}")
+            if e is not None:
+                out.append(f'<text x="{at}" y="{y0 + 18}" text-anchor="middle">{_power(e)}</text>')
+        for at, e in _log_ticks(ylo, yhi, py):
+            ticks.append(f"M{x0} {at}h{3 if e is None else 6}")
+            if e is not None:
+                out.append(f'<text x="{x0 - 6}" y="{at + 4}" text-anchor="end">{_power(e)}</text>')
         out.append(f'<path d="{"".join(ticks)}" stroke="black" fill="none"/>')
     for i, (label, x, y) in enumerate(kept):
         colour, (cap, length) = COLOURS[i % len(COLOURS)], MARKS[i % len(MARKS)]
