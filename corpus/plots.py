@@ -1,6 +1,6 @@
 """Small SVG charts for asset metadata, written directly: no plotting library in a run.
 
-Importing matplotlib and drawing one figure cost ~0.5 CPU s and ~60 MB in every cross-day
+Importing matplotlib and drawing one figure cost ~0.6 CPU s and ~60 MB in every cross-day
 run that redrew the degree plot, more than the new day's own graph work. An SVG of a few
 hundred marks is text a browser draws; the Dagster UI shows it from a ``data:image/svg+xml``
 URI in markdown metadata. Marks are whole pixels and de-duplicated, so a chart's size is
@@ -24,7 +24,7 @@ _FONT = 'font-family="DejaVu Sans, Arial, sans-serif"'
 
 def _decades(values: np.ndarray) -> tuple[int, int]:
     """Exponents of the powers of ten that enclose ``values`` (at least one decade apart)."""
-    lo = math.floor(math.log10(float(values.min())))
+    lo = max(math.floor(math.log10(float(values.min()))), -307)  # 10.0**-324 is 0
     hi = math.ceil(math.log10(float(values.max())))
     return lo, max(hi, lo + 1)
 
@@ -53,14 +53,15 @@ def loglog_svg(
 ) -> bytes:
     """Scatter of ``(label, x, y)`` series on log-log axes with decade ticks and a legend.
 
-    Points with x <= 0 or y <= 0 cannot be placed on log axes and are left out. Series are
+    Points with x <= 0 or y <= 0 cannot be placed on log axes and are left out, as are infinite
+    and NaN ones; a series with no point left has no legend entry. Series are
     drawn in order as dots, squares, then dots again, in matplotlib's default colours.
     """
     left, right, top, bottom = 70, 20, 36, 50
     kept = []
     for label, x, y in series:
         x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-        ok = (x > 0) & (y > 0)
+        ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
         kept.append((label, x[ok], y[ok]))
     xs = [x for _, x, _ in kept if len(x)]
     ys = [y for _, _, y in kept if len(y)]
@@ -99,14 +100,17 @@ def loglog_svg(
             if e is not None:
                 out.append(f'<text x="{x0 - 6}" y="{at + 4}" text-anchor="end">{_power(e)}</text>')
         out.append(f'<path d="{"".join(ticks)}" stroke="black" fill="none"/>')
+    legend = 0
     for i, (label, x, y) in enumerate(kept):
+        if not len(x):  # nothing to mark: no legend entry either
+            continue
         colour, (cap, length) = COLOURS[i % len(COLOURS)], MARKS[i % len(MARKS)]
         style = f'stroke="{colour}" stroke-width="6" stroke-linecap="{cap}"'
-        if len(x):
-            marks = np.unique(np.stack([px(x) - length // 2, py(y)], axis=1), axis=0)
-            d = "".join(f"M{a} {b}h{length}" for a, b in marks.tolist())
-            out.append(f'<path d="{d}" {style} stroke-opacity="0.7"/>')
-        ly = y1 + 16 + 18 * i
+        marks = np.unique(np.stack([px(x) - length // 2, py(y)], axis=1), axis=0)
+        d = "".join(f"M{a} {b}h{length}" for a, b in marks.tolist())
+        out.append(f'<path d="{d}" {style} stroke-opacity="0.7"/>')
+        ly = y1 + 16 + 18 * legend
+        legend += 1
         out.append(
             f'<path d="M{x1 - 120 - length // 2} {ly}h{length}" {style}/>'
             f'<text x="{x1 - 110}" y="{ly + 4}">{escape(label)}</text>'

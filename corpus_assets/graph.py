@@ -180,6 +180,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)
+    plot_path.with_suffix(".png").unlink(missing_ok=True)  # the plot as earlier versions drew it
     store.refresh_views()
     metadata: dict = {
         "mode": summary["mode"],

@@ -90,6 +90,8 @@ def _release(
     plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.svg"
     svg = funnel_svg(summary["funnel"], title)
     atomic_write_bytes(plot_path, svg)
+    for old in (".png", ".png.key"):  # the plot as earlier versions drew it, and its cache key
+        plot_path.with_name(plot_path.stem + old).unlink(missing_ok=True)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(
             manifest_sha256(root / "manifest.json") or ""

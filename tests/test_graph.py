@@ -309,6 +309,10 @@ def test_incremental_graph_equals_the_definition(tmp_path):
         assert summary["via"] == dict(edges.group_by("via").len().iter_rows())
     assert results == ["full"] + ["incremental"] * 8
     assert update_graph(store.home)["mode"] == "unchanged" and update_graph(store.home)["nodes"] > 0
+    # an unchanged graph still draws its plot where there is none yet (a store upgraded to SVG)
+    fresh = tmp_path / "fresh.svg"
+    assert update_graph(store.home, plot=fresh)["mode"] == "unchanged"
+    assert fresh.read_bytes() == (tmp_path / "plot.svg").read_bytes()
     # a day that changes no other day's edges: only it is built
     store.write_partition("papers", "2021-03-09", papers_frame([{"id": "2103.09999", "kept": False}]))
     store.write_partition("bib_entries", "2021-03-09", bib_frame([]))

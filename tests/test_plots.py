@@ -34,7 +34,10 @@ def test_points_that_log_axes_cannot_show_are_left_out():
     svg = loglog_svg([("a", np.array([0, 1, 2]), np.array([0.5, 0.0, 0.25]))], title="", xlabel="", ylabel="")
     assert [len(m) for m in _marks(svg)] == [1]
     empty = loglog_svg([("a", np.array([0]), np.array([0]))], title="no data", xlabel="", ylabel="")
-    assert _marks(empty) == [] and b"no data" in empty
+    assert _marks(empty) == [] and b"no data" in empty and b">a<" not in empty  # no legend entry
+    odd = np.array([np.inf, np.nan, 5e-324, 1.0])
+    svg = loglog_svg([("b", odd, odd), ("c", np.array([]), np.array([]))], title="", xlabel="", ylabel="")
+    assert [len(m) for m in _marks(svg)] == [2] and b">c<" not in svg and b"-9223372036854775808" not in svg
 
 
 def test_marks_are_deduplicated_pixels_so_size_is_bounded_by_the_area():

@@ -316,6 +316,22 @@ def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _NodeTable)
 # --------------------------------------------------------------------------- finish
 
 
+def _graph_codes(store: Store, nodes_table: str, days: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``is_node[code]`` and the ``(src, dst, via)`` code rows of every day's edges between
+    nodes (a day built before its citation_links caught up may still name a node that left)."""
+    nodes = _NodeTable.load(_state_dir(store), nodes_table)
+    is_node = np.zeros(nodes.next_code, dtype=bool)
+    is_node[nodes.codes] = True
+    parts = [np.load(f) for d in days if (f := _code_file(store, d)).exists()]
+    rows = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+    return is_node, rows[is_node[rows[:, 0]] & is_node[rows[:, 1]]]
+
+
+def _draw_degrees(plot: Path, is_node: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
+    k_in, k_out = code_degrees(len(is_node), src, dst)
+    atomic_write_bytes(plot, degree_plot_from(k_in[is_node], k_out[is_node]))
+
+
 def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
     """Statistics of the planned graph (Table 2, via counts; a degree plot when ``plot``), then
     commit the plan as the new state; return the statistics and counts."""
@@ -331,6 +347,9 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
             state["fingerprints"] = plan["fingerprints"]
             atomic_write_bytes(sdir / "state.json", json.dumps(state, sort_keys=True).encode())
         (sdir / "plan.json").unlink(missing_ok=True)
+        if plot is not None and not plot.exists() and state["summary"]["nodes"]:  # e.g. a new store
+            is_node, rows = _graph_codes(store, state["nodes"], state["fingerprints"])
+            _draw_degrees(plot, is_node, rows[:, 0], rows[:, 1])
         return {**state["summary"], "mode": "unchanged", "days_built": 0}
     c0 = time.process_time()
     for day in plan["gone"]:
@@ -342,22 +361,13 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
             day = path.name.removeprefix("edges-").removesuffix(".parquet").removesuffix(".npy")
             if day not in plan["fingerprints"]:
                 path.unlink(missing_ok=True)
-    nodes = _NodeTable.load(sdir, plan["tables"]["nodes"])
-    is_node = np.zeros(nodes.next_code, dtype=bool)
-    is_node[nodes.codes] = True
-    parts = [np.load(f) for d in plan["fingerprints"] if (f := _code_file(store, d)).exists()]
-    rows = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
-    del parts
-    rows = rows[
-        is_node[rows[:, 0]] & is_node[rows[:, 1]]
-    ]  # (a day built before its citation_links caught up)
+    is_node, rows = _graph_codes(store, plan["tables"]["nodes"], plan["fingerprints"])
     src, dst = rows[:, 0], rows[:, 1]
     summary: dict = {"nodes": int(is_node.sum()), "edges": len(src)}
     if summary["nodes"]:
         summary.update(table2(is_node, src, dst))
         if plot is not None:
-            k_in, k_out = code_degrees(len(is_node), src, dst)
-            atomic_write_bytes(plot, degree_plot_from(k_in[is_node], k_out[is_node]))
+            _draw_degrees(plot, is_node, src, dst)
     via = np.bincount(rows[:, 2], minlength=len(VIA_ORDER))
     summary["via"] = {v: int(n) for v, n in zip(VIA_ORDER, via, strict=True) if n}
     del rows, src, dst
