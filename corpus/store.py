@@ -17,6 +17,7 @@ what a killed run leaves behind is removed by the next run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -67,11 +68,32 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+@functools.cache
+def _umask() -> int:
+    """The process's umask: from /proc where Linux shows it (reading it elsewhere means setting
+    it, and another thread could create a file in between), else set and put back."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def default_mode(directory: bool = False) -> int:
+    """The mode ``open()`` or ``mkdir()`` would give. ``mkstemp`` and ``mkdtemp`` make their
+    file or directory private (0600 / 0700) whatever the umask; renamed into place, a corpus
+    would then be unreadable by the group and the other users a shared server has."""
+    return (0o777 if directory else 0o666) & ~_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
     """Write ``data`` to ``path`` so readers see the old file or the whole new one
     (the temporary file in ``tmp_dir`` -- same file system -- or next to ``path``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=tmp_dir or path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, default_mode())
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -102,6 +124,7 @@ def swap_dir(staging: Path, final: Path) -> None:
     """Replace directory ``final`` by ``staging`` with two renames (the old one removed after):
     readers see the old directory or the whole new one, never a mix. The old one is moved
     next to ``staging`` (a scratch directory, when that is where staging was made)."""
+    os.chmod(staging, default_mode(directory=True))  # made by mkdtemp: private until now
     old = None
     if final.exists():
         old = staging.parent / f".{final.name}.old-{uuid.uuid4().hex}"
@@ -339,6 +362,7 @@ class BlobStore:
         differs raises :class:`BlobMismatch` and stores nothing."""
         sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
         fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(kind), prefix=f".incoming-{kind}-")
+        os.fchmod(fd, default_mode())
         try:
             with os.fdopen(fd, "wb") as fout:
                 for block in chunks:

@@ -10,13 +10,14 @@ import datetime as dt
 import hashlib
 import random
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
 
 from corpus.release.pes2o_release import ReleaseSettings, release_dir, write_release
 from corpus.release.pes2o_table import pes2o_frame
-from corpus.store import Store
+from corpus.store import Store, default_mode
 
 WORDS = ("alpha", "beta", "γάμμα", "delta", "epsilon", "zeta")
 
@@ -103,6 +104,16 @@ def test_pes2o_day_by_day_equals_a_full_build(tmp_path, seed):
     assert write_release(home, "v1", settings)["mode"] == "incremental"
     assert write_release(home, "v2", settings)["mode"] == "incremental"
     assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
+    for v in ("v1", "v2"):
+        _assert_shareable(release_dir(home, v))
+
+
+def _assert_shareable(root: Path) -> None:
+    """A release (files and the directory swapped in) has the modes the umask gives, not the
+    private ones of mkstemp / mkdtemp: other users of a shared server can read it."""
+    assert stat.S_IMODE(root.stat().st_mode) == default_mode(directory=True)
+    files = [f for f in root.rglob("*") if f.is_file()]
+    assert files and {stat.S_IMODE(f.stat().st_mode) for f in files} == {default_mode()}
 
 
 def test_pes2o_release_changed_behind_its_back_is_rebuilt(tmp_path):
@@ -201,6 +212,7 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
     audit = cw.audit_release(cw.release_dir(home))
     assert audit["sentences"] > 20 and audit["with_marker"] == 0
+    _assert_shareable(cw.release_dir(home))
 
 
 def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
