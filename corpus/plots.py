@@ -80,7 +80,12 @@ def loglog_svg(
         f'<text x="16" y="{(y0 + y1) / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 16 {(y0 + y1) / 2:.0f})">{escape(ylabel)}</text>'
     )
-    if xs:
+    if not xs:
+        out.append(
+            f'<text x="{(x0 + x1) / 2:.0f}" y="{(y0 + y1) / 2:.0f}" text-anchor="middle" fill="#666">'
+            "nothing to show on log axes (no positive values)</text>"
+        )
+    else:
         xlo, xhi = _decades(np.concatenate(xs))
         ylo, yhi = _decades(np.concatenate(ys))
 

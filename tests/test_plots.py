@@ -35,6 +35,7 @@ def test_points_that_log_axes_cannot_show_are_left_out():
     assert [len(m) for m in _marks(svg)] == [1]
     empty = loglog_svg([("a", np.array([0]), np.array([0]))], title="no data", xlabel="", ylabel="")
     assert _marks(empty) == [] and b"no data" in empty and b">a<" not in empty  # no legend entry
+    assert b"nothing to show" in empty
     odd = np.array([np.inf, np.nan, 5e-324, 1.0])
     svg = loglog_svg([("b", odd, odd), ("c", np.array([]), np.array([]))], title="", xlabel="", ylabel="")
     assert [len(m) for m in _marks(svg)] == [2] and b">c<" not in svg and b"-9223372036854775808" not in svg
