@@ -203,6 +203,35 @@ def test_load_dataset_reads_the_release_by_its_card(built, tmp_path, monkeypatch
     assert sample.feature["ref_ids"].feature.feature.dtype == "string"
 
 
+def test_the_card_declares_only_splits_with_paragraphs(built, tmp_path, monkeypatch):
+    """``datasets`` refuses a declared split with no rows ("corresponds to no data"), as a small
+    or early release has (the real landing zone's first month has no full text at all)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    import datasets
+
+    from corpus.release.citeworth_release import citeworth_card
+
+    root = tmp_path / "release"
+    shutil.copytree(release_dir(built["home"]), root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "dev.jsonl").write_bytes(b"")
+    manifest["summary"]["paragraphs_per_split"]["dev"] = 0
+    for f in manifest["files"]:
+        f["bytes"] = (root / f["path"]).stat().st_size
+    (root / "README.md").write_text(citeworth_card(manifest))
+    loaded = datasets.load_dataset(str(root), cache_dir=str(tmp_path / "cache"))
+    assert set(loaded) == {"train", "test"}
+    assert loaded["train"].to_list() == built["lines_grown"]["train"]
+    assert "splits train, test." in (root / "README.md").read_text()
+    for split in manifest["summary"]["paragraphs_per_split"]:
+        manifest["summary"]["paragraphs_per_split"][split] = 0
+    manifest["summary"]["per_field_cap"] = 0
+    empty = citeworth_card(manifest)
+    assert "config_name" not in empty and "nothing to load" in empty and "at most 0" not in empty
+
+
 def test_adding_a_day_moves_no_paper(built):
     def where(lines):
         return {(r["paper_id"], r["section_index"]): s for s, rows in lines.items() for r in rows}

@@ -246,6 +246,22 @@ def test_load_dataset_reads_the_release_by_its_card(built, tmp_path, monkeypatch
         assert set(s2ag["train"]["source"]) == {"s2ag"} and s2ag["train"].num_rows == 5
 
 
+def test_the_card_names_only_the_configs_it_has(built):
+    """A release without s2orc documents (no full text yet) has no ``s2orc`` config; its card
+    must not tell users to load one."""
+    from corpus.release.pes2o_release import pes2o_card
+
+    summary = json.loads((release_dir(built["home"], "v1") / "manifest.json").read_text())
+    assert "`s2orc` / `s2ag` configuration" in pes2o_card(summary)
+    summary["stats"] = [s for s in summary["stats"] if s["source"] != "s2orc"]
+    summary["files"] = [f for f in summary["files"] if "/s2orc-" not in f["path"]]
+    card = pes2o_card(summary)
+    assert 'config_name: "s2orc"' not in card and 'config_name: "s2ag"' in card
+    assert "or with the `s2ag` configuration;" in card and "`s2orc` / `s2ag` configuration" not in card
+    summary["stats"], summary["files"] = [], []
+    assert "nothing to load" in pes2o_card(summary) and "config_name" not in pes2o_card(summary)
+
+
 def test_daily_rows(built):
     rows = pl.read_parquet(built["home"] / "pes2o" / "date=2020-05-21" / "part-0.parquet")
     assert rows.select("id", "source").rows() == [("2004.07180", "s2ag"), ("2004.07180", "s2orc")]

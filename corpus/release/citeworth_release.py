@@ -649,13 +649,20 @@ def citeworth_card(manifest: dict) -> str:
     st = s["stats"]
     by_name = {f["path"]: f for f in manifest["files"]}
     hf = {"train": "train", "dev": "validation", "test": "test"}
+    filled = [sp for sp in cw.SPLIT_NAMES if s["paragraphs_per_split"][sp]]  # datasets rejects an empty split
     config = CardConfig(
         "default",
-        {hf[sp]: [f"{sp}.jsonl"] for sp in cw.SPLIT_NAMES},
-        {hf[sp]: s["paragraphs_per_split"][sp] for sp in cw.SPLIT_NAMES},
-        {hf[sp]: by_name[f"{sp}.jsonl"]["bytes"] for sp in cw.SPLIT_NAMES},
+        {hf[sp]: [f"{sp}.jsonl"] for sp in filled},
+        {hf[sp]: s["paragraphs_per_split"][sp] for sp in filled},
+        {hf[sp]: by_name[f"{sp}.jsonl"]["bytes"] for sp in filled},
         default=True,
     )
+    named = {"train": "train", "dev": "validation (`dev.jsonl`)", "test": "test"}
+    if filled:
+        load = f"Load it with `datasets.load_dataset(<this directory>)`: splits {', '.join(named[sp] for sp in filled)}."
+    else:
+        load = "No paragraph is released yet (every split file is empty): nothing to load."
+    cap = f"at most {s['per_field_cap']:,} paragraphs per field, " if s["per_field_cap"] else ""
     n = st["total_sentences"] or 1
     table_2 = [
         {"statistic": "Total sentences", "value": st["total_sentences"]},
@@ -680,12 +687,10 @@ def citeworth_card(manifest: dict) -> str:
             "Cite-worthiness detection data built from arXiv by this project as the CiteWorth paper "
             "(Wright and Augenstein, 2021) describes it: paragraphs from permissible sections whose every "
             "sentence passed the citation checks, one sample per sentence labelled `check-worthy` (it had "
-            "a citation, now removed) or `non-check-worthy`, balanced over ten fields (at most "
-            f"{s['per_field_cap']:,} paragraphs per field, seed {s['seed']}) and split 80/10/10 by paper. "
-            "Load it with `datasets.load_dataset(<this directory>)`: splits train, validation (`dev.jsonl`) "
-            "and test."
+            f"a citation, now removed) or `non-check-worthy`, balanced over ten fields ({cap}seed "
+            f"{s['seed']}) and split 80/10/10 by paper. {load}"
         ),
-        configs=[config],
+        configs=[config] if filled else [],
         features=FEATURES,
         licence="other",
         tags=["citeworth", "arxiv", "cite-worthiness"],

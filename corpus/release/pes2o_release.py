@@ -937,6 +937,14 @@ def pes2o_card(summary: Mapping[str, Any]) -> str:
     configs = [config("default", SOURCES, default=True), *(config(src, (src,)) for src in SOURCES)]
     configs = [c for c in configs if c.data_files]
     cutoff = summary["settings"]["cutoff"]
+    per_source = [f"`{c.name}`" for c in configs if c.name != "default"]
+    if not configs:
+        load = "No document is released yet (every input was filtered out or is after the cutoff): nothing to load."
+    else:
+        load = "Load it with `datasets.load_dataset(<this directory>)` (both sources)"
+        if per_source:
+            load += f" or with the {' / '.join(per_source)} configuration"
+        load += "; each JSONL shard has a Parquet twin holding the same documents."
     return card_text(
         title=f"peS2o {version} (arXiv)",
         summary=(
@@ -945,8 +953,7 @@ def pes2o_card(summary: Mapping[str, Any]) -> str:
             "headers and paragraphs or from LaTeX), `s2ag` documents are title and abstract. Knowledge "
             f"cutoff {cutoff}: only papers delivered (OAI datestamp) on or before it are read; train holds "
             "documents created before the month preceding the cutoff's month, validation the rest up to the "
-            "cutoff. Load it with `datasets.load_dataset(<this directory>)` (both sources) or with the "
-            "`s2orc` / `s2ag` configuration; each JSONL shard has a Parquet twin holding the same documents. "
+            f"cutoff. {load} "
             "`manifest.json` lists every shard with its sha256 and the fingerprint of every daily input."
         ),
         configs=configs,
