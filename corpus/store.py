@@ -93,9 +93,9 @@ def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> 
     (the temporary file in ``tmp_dir`` -- same file system -- or next to ``path``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=tmp_dir or path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, default_mode())
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), default_mode())
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -362,9 +362,9 @@ class BlobStore:
         differs raises :class:`BlobMismatch` and stores nothing."""
         sha, md5, size = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0
         fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(kind), prefix=f".incoming-{kind}-")
-        os.fchmod(fd, default_mode())
         try:
             with os.fdopen(fd, "wb") as fout:
+                os.fchmod(fout.fileno(), default_mode())
                 for block in chunks:
                     sha.update(block)
                     md5.update(block)
