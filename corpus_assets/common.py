@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -112,3 +114,16 @@ def partitions_label(days: Sequence[str]) -> str:
     if not days:
         return ""
     return days[0] if len(days) == 1 else f"{days[0]}...{days[-1]} ({len(days)} days)"
+
+
+def svg_plot(key: str, alt: str, path: Path) -> dict[str, dg.MetadataValue]:
+    """``key``: the SVG chart at ``path`` shown inline (a data URI in markdown, which the UI's
+    sanitiser allows), and ``key_path``: where it is. The PNG (and its cache key) that earlier
+    versions drew beside it goes, so a report folder holds each chart once."""
+    for legacy in (".png", ".png.key"):
+        path.with_name(path.stem + legacy).unlink(missing_ok=True)
+    data = base64.b64encode(path.read_bytes()).decode()
+    return {
+        key: dg.MetadataValue.md(f"![{alt}](data:image/svg+xml;base64,{data})"),
+        f"{key}_path": dg.MetadataValue.path(str(path)),
+    }

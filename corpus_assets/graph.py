@@ -1,6 +1,5 @@
 """Graph assets: bibliography links across every day, and the citation graph with its statistics."""
 
-import base64
 import json
 import os
 import shutil
@@ -9,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, markdown_preview, rows_table
+from corpus_assets.common import count_table, markdown_preview, rows_table, svg_plot
 from resources.store import CorpusStore
 
 LINK_SHARDS_ENV = "CORPUS_LINK_SHARDS"
@@ -180,7 +179,6 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)
-    plot_path.with_suffix(".png").unlink(missing_ok=True)  # the plot as earlier versions drew it
     store.refresh_views()
     metadata: dict = {
         "mode": summary["mode"],
@@ -202,11 +200,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
             }
         )
         if plot_path.exists():
-            svg = base64.b64encode(plot_path.read_bytes()).decode()
-            metadata["degree_plot"] = dg.MetadataValue.md(
-                f"![in/out degree distributions](data:image/svg+xml;base64,{svg})"
-            )
-            metadata["degree_plot_path"] = dg.MetadataValue.path(str(plot_path))
+            metadata.update(svg_plot("degree_plot", "in/out degree distributions", plot_path))
     metadata["via"] = count_table(summary["via"], "via")
     files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
     preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)

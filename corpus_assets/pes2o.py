@@ -1,14 +1,12 @@
 """Release assets: peS2o signals and verdicts per day, and the v1 / v2 releases."""
 
-import base64
-
 import dagster as dg
 from pydantic import Field
 
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, partition_metadata, report_day, rows_table
+from corpus_assets.common import count_table, partition_metadata, report_day, rows_table, svg_plot
 from corpus_assets.deployment import paper_workers
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
@@ -88,10 +86,7 @@ def _release(
     )
     title = f"peS2o {version} filter funnel (cutoff {config.cutoff})"
     plot_path = corpus.store.home / "reports" / f"pes2o_{version}_funnel.svg"
-    svg = funnel_svg(summary["funnel"], title)
-    atomic_write_bytes(plot_path, svg)
-    for old in (".png", ".png.key"):  # the plot as earlier versions drew it, and its cache key
-        plot_path.with_name(plot_path.stem + old).unlink(missing_ok=True)
+    atomic_write_bytes(plot_path, funnel_svg(summary["funnel"], title))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(
             manifest_sha256(root / "manifest.json") or ""
@@ -116,10 +111,7 @@ def _release(
             ),
             "manifest": dg.MetadataValue.path(str(root / "manifest.json")),
             "dataset_card": dg.MetadataValue.path(str(root / "README.md")),
-            "funnel_plot": dg.MetadataValue.md(
-                f"![filter funnel](data:image/svg+xml;base64,{base64.b64encode(svg).decode()})"
-            ),
-            "funnel_plot_path": dg.MetadataValue.path(str(plot_path)),
+            **svg_plot("funnel_plot", "filter funnel", plot_path),
             "path": dg.MetadataValue.path(str(root)),
             "load_with": dg.MetadataValue.md(
                 f'`datasets.load_dataset("{root}")` (configs: default, s2orc, s2ag)'

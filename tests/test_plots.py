@@ -71,3 +71,20 @@ def test_ticks_are_round_and_cover_the_top():
 
     assert _nice_ticks(0) == [0] and _nice_ticks(3) == [0, 1, 2, 3]
     assert _nice_ticks(9_723) == [0, 5_000, 10_000] and _nice_ticks(1_234) == [0, 500, 1_000, 1_500]
+
+
+def test_svg_plot_metadata_embeds_the_chart_and_drops_the_old_png(tmp_path):
+    import base64
+
+    from corpus_assets.common import svg_plot
+
+    path = tmp_path / "funnel.svg"
+    path.write_bytes(hbar_panels_svg([("s2orc", [("input", 3, 0)])], title="t", xlabel="x"))
+    for legacy in ("funnel.png", "funnel.png.key"):
+        (tmp_path / legacy).write_bytes(b"old")
+    meta = svg_plot("funnel_plot", "filter funnel", path)
+    prefix = "![filter funnel](data:image/svg+xml;base64,"
+    md = meta["funnel_plot"].value
+    assert md.startswith(prefix) and base64.b64decode(md[len(prefix) : -1]) == path.read_bytes()
+    assert meta["funnel_plot_path"].value == str(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["funnel.svg"]

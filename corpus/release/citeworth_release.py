@@ -657,9 +657,9 @@ def citeworth_card(manifest: dict) -> str:
         {hf[sp]: by_name[f"{sp}.jsonl"]["bytes"] for sp in filled},
         default=True,
     )
-    named = {"train": "train", "dev": "validation (`dev.jsonl`)", "test": "test"}
     if filled:
-        load = f"Load it with `datasets.load_dataset(<this directory>)`: splits {', '.join(named[sp] for sp in filled)}."
+        names = ", ".join(hf[sp] if hf[sp] == sp else f"{hf[sp]} (`{sp}.jsonl`)" for sp in filled)
+        load = f"Load it with `datasets.load_dataset(<this directory>)`: splits {names}."
     else:
         load = "No paragraph is released yet (every split file is empty): nothing to load."
     cap = f"at most {s['per_field_cap']:,} paragraphs per field, " if s["per_field_cap"] else ""

@@ -178,15 +178,9 @@ def funnel_svg(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
     """SVG of the funnel: documents remaining after each step, one panel per source."""
     from corpus.plots import hbar_panels_svg
 
+    steps = [r for r in funnel if not r["step"].startswith("split:")]
     panels = [
-        (
-            source,
-            [
-                (r["step"], r["remaining"], r["dropped"])
-                for r in funnel
-                if r["source"] == source and not r["step"].startswith("split:")
-            ],
-        )  # fmt: skip
+        (source, [(r["step"], r["remaining"], r["dropped"]) for r in steps if r["source"] == source])
         for source in SOURCES
     ]
     return hbar_panels_svg(panels, title=title, xlabel="documents remaining")
