@@ -1,30 +1,80 @@
 """Per-paper work of one day spread over processes, each paper's failure kept to that paper.
 
 Stages call :func:`map_papers` with a module-level function of one item (PDF probing,
-e-print unpacking, LaTeX and TEI parsing). With one worker it is a plain loop in this
-process. With more, items go to a process pool in chunks, results come back in input
-order, and a worker process that dies (a segfault in a C parser, the kernel's OOM killer,
-``os._exit``) fails only the item it was working on: the items of the chunks in flight are
-retried one at a time in a fresh process, and the one that kills it again gets
-``on_failure(item, reason)`` as its result. An exception raised by the function becomes
-``on_failure(item, "ExcType: message")`` too, so one bad paper never sinks the day.
+e-print unpacking, LaTeX and TEI parsing, peS2o signals, CiteWorth paragraphs). With one
+worker it is a plain loop in this process. With more, items go to a ``pebble.ProcessPool``
+in chunks and results come back in input order. Whatever happens to one paper stays that
+paper's failure row, and the day always finishes:
+
+* an exception raised by the function: ``on_failure(item, "ExcType: message")``;
+* a paper that runs past the time limit (``CORPUS_PAPER_TIMEOUT_S``, a loop or a stall in a
+  parser): ``on_failure(item, "timeout")``, raised in the paper's own process by an alarm
+  (:class:`PaperClock`), in process too;
+* a worker process that dies (a segfault in a C parser, the kernel's OOM killer,
+  ``os._exit``): the items of its chunk are tried again one per task, and the one that kills
+  its process again gets ``on_failure(item, "worker_died")``.
+
+Why pebble, not ``concurrent.futures``: Python 3.11's ``ProcessPoolExecutor`` treats one dead
+worker as a broken pool, SIGTERMs the survivors and joins them; a forked worker inherits a
+SIGTERM handler that only records the signal (Dagster's ``capture_interrupts`` during a
+step), so a survivor blocked writing a large result into the pipe nobody reads any more
+neither finishes nor dies, and the day hangs for ever (5 runs out of 5 in
+``tests/test_parallel_deadlock.py``'s setting). pebble's pool keeps reading results while a
+worker is replaced, reports a death or a timeout as that task's own failure, and stops a
+worker with SIGTERM then SIGKILL under a handler of its own. One hazard is left to us: a
+worker killed in the middle of writing its result leaves pebble's result channel locked and
+half-written, so nothing more arrives; when no task completes for longer than any task in
+flight may take, the pool is abandoned (its workers killed) and its tasks retried.
+loky was measured too: it fails every task in flight when one worker dies and has no
+per-task time limit, so the day would need the retry logic this module no longer carries.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
+import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pebble import ProcessPool
 
 T = TypeVar("T")
 R = TypeVar("R")
 WORKER_DIED = "worker_died"  # reason given when a process died on an item
+TIMEOUT = "timeout"  # reason given when an item ran past the time limit
+PAPER_TIMEOUT_ENV = "CORPUS_PAPER_TIMEOUT_S"
+# The slowest real input in ../shared takes under a second of wall time in any stage on a loaded
+# 2-core machine (LaTeX 0.79 s, e-print unpacking 0.67, PDF probing 0.54, TEI 0.27): a paper
+# still running after two minutes is stuck, not slow.
+DEFAULT_PAPER_TIMEOUT_S = 120.0
+TASK_GRACE_S = 15.0  # on top of a task's papers' limits: raising the alarm, sending the result
+STALL_GRACE_S = 30.0  # on top of the longest task in flight before a silent pool is abandoned
+log = logging.getLogger(__name__)
+
+
+class PaperTimeout(BaseException):
+    """A paper ran past its time limit. A BaseException, so a parser's own ``except
+    Exception`` cannot swallow it (and the alarm repeats every second if something does)."""
+
+
+def paper_timeout_s() -> float | None:
+    """``CORPUS_PAPER_TIMEOUT_S`` (seconds a paper may take in any per-paper stage; default
+    :data:`DEFAULT_PAPER_TIMEOUT_S`); ``0`` means no limit."""
+    raw = os.environ.get(PAPER_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_PAPER_TIMEOUT_S
+    except ValueError as exc:
+        raise ValueError(f"{PAPER_TIMEOUT_ENV}={raw!r} is not a number of seconds") from exc
+    return value if value > 0 else None
 
 
 def available_cpus() -> int:
@@ -43,13 +93,88 @@ def available_cpus() -> int:
     return max(1, cpus)
 
 
-def _run_chunk(fn: Callable[[Any], Any], chunk: Sequence[Any]) -> list[tuple[bool, Any]]:
-    out = []
-    for item in chunk:
-        try:
-            out.append((True, fn(item)))
-        except Exception as exc:  # a bug on one paper: its own failure, not the chunk's
-            out.append((False, f"{type(exc).__name__}: {exc}"[:500]))
+class PaperClock:
+    """SIGALRM deadlines for papers worked one after another: :class:`PaperTimeout` is raised
+    in this thread once a paper has had ``limit`` seconds (between :meth:`start` and
+    :meth:`stop`). It interrupts Python loops, regular expressions and sleeps, not a C call
+    that never returns to Python (pool tasks have their own limit for that).
+
+    The handler is installed once for the block (a chunk of papers) and each paper costs two
+    ``setitimer`` calls. Only the main thread gets signals, so elsewhere papers run unlimited.
+    A timer already armed outside (pytest-timeout's, say) is kept: its handler runs when it is
+    due, and it is re-armed for the time it had left when the block ends.
+    """
+
+    def __init__(self, limit: float | None) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.limit = limit if limit and main else None
+        self.due: float | None = None  # the current paper's deadline
+        self.outer_due: float | None = None
+        self.outer_handler: Any = None
+        self.outer_interval = 0.0
+
+    def __enter__(self) -> PaperClock:
+        if self.limit is not None:
+            now = time.monotonic()
+            self.outer_handler = signal.getsignal(signal.SIGALRM)
+            delay, self.outer_interval = signal.getitimer(signal.ITIMER_REAL)
+            self.outer_due = now + delay if delay > 0 else None
+            signal.signal(signal.SIGALRM, self._on_alarm)
+        return self
+
+    def start(self) -> None:
+        if self.limit is not None:
+            now = time.monotonic()
+            self.due = now + self.limit
+            self._arm(now)
+
+    def stop(self) -> None:
+        if self.limit is not None:
+            self.due = None  # first: from here on the handler cannot raise for this paper
+            self._arm(time.monotonic())
+
+    def _arm(self, now: float) -> None:
+        due = [t for t in (self.due, self.outer_due) if t is not None]
+        signal.setitimer(signal.ITIMER_REAL, max(1e-3, min(due) - now) if due else 0)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if self.outer_due is not None and now >= self.outer_due - 1e-3:
+            self.outer_due = None  # its turn: it may raise (a test's time-out) or return
+            if callable(self.outer_handler):
+                self.outer_handler(signum, frame)
+        if self.due is not None and now >= self.due - 1e-3:
+            signal.setitimer(signal.ITIMER_REAL, 1.0)  # again in a second if this is swallowed
+            raise PaperTimeout(f"no result after {self.limit:g} s")
+        self._arm(now)
+
+    def __exit__(self, *_: object) -> None:
+        if self.limit is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.outer_handler)
+            if self.outer_due is not None:
+                left = max(1e-3, self.outer_due - time.monotonic())
+                signal.setitimer(signal.ITIMER_REAL, left, self.outer_interval)
+
+
+def _run_chunk(
+    fn: Callable[[Any], Any], chunk: Sequence[Any], limit: float | None = None
+) -> list[tuple[bool, Any]]:
+    out: list[tuple[bool, Any]] = []
+    with PaperClock(limit) as clock:
+        for item in chunk:
+            result: tuple[bool, Any] | None = None
+            try:
+                clock.start()
+                try:
+                    result = (True, fn(item))
+                finally:
+                    clock.stop()
+            except PaperTimeout:
+                result = result or (False, TIMEOUT)  # a result that came as time ran out is kept
+            except Exception as exc:  # a bug on one paper: its own failure, not the chunk's
+                result = (False, f"{type(exc).__name__}: {exc}"[:500])
+            out.append(result)
     return out
 
 
@@ -66,69 +191,144 @@ def map_papers(
     on_failure: Callable[[T, str], R],
     chunk_size: int | None = None,
     min_per_worker: int = 1,
+    timeout_s: float | None = None,
 ) -> list[R]:
     """``[fn(item) for item in items]`` over ``workers`` processes, in order, failures isolated.
 
     ``min_per_worker``: items a process must get to be worth starting, for work whose start-up
     (a fresh process importing its module) outweighs a few items (a small day stays in process).
+    ``timeout_s``: seconds one item may take (default :func:`paper_timeout_s`; ``0``: none).
     """
     items = list(items)
+    limit = paper_timeout_s() if timeout_s is None else (timeout_s if timeout_s > 0 else None)
     workers = max(1, min(workers, len(items) // max(1, min_per_worker), available_cpus()))
     if workers == 1:
         return [
             r if ok else on_failure(item, r)
-            for item, (ok, r) in zip(items, _run_chunk(fn, items), strict=True)
+            for item, (ok, r) in zip(items, _run_chunk(fn, items, limit), strict=True)
         ]
     size = chunk_size or max(1, min(32, len(items) // (workers * 4)))
     chunks = [list(range(i, min(i + size, len(items)))) for i in range(0, len(items), size)]
     results: list[Any] = [None] * len(items)
-    suspects = _run_pool(fn, items, chunks, workers, results, on_failure)
-    # Items of chunks that were in flight when a worker died: one at a time, one process each.
-    while suspects:
-        suspects = _run_pool(fn, items, [[i] for i in suspects], 1, results, on_failure, last_try=True)
+    retry = _run_pool(fn, items, chunks, workers, results, on_failure, limit)
+    # Items of chunks whose process died or ran out of time: again, one item per task, so the
+    # one at fault fails alone (each task has its own process and time limit in pebble).
+    if retry:
+        _run_pool(fn, items, [[i] for i in retry], workers, results, on_failure, limit, last_try=True)
     return results
+
+
+def _task_limit(limit: float | None, n_items: int) -> float | None:
+    """pebble's limit for a task of ``n_items``: each item has ``limit`` (the alarm inside the
+    task), so more than their sum means a stall the alarm could not break."""
+    return None if limit is None else limit * n_items + TASK_GRACE_S
 
 
 def _run_pool(
     fn: Callable[[Any], Any],
     items: list,
-    chunks: list[list[int]],
+    tasks: list[list[int]],
     workers: int,
     results: list,
     on_failure: Callable[[Any, str], Any],
+    limit: float | None,
     last_try: bool = False,
 ) -> list[int]:
-    """Run ``chunks`` (lists of item indices); returns the indices of chunks cut short by a dead
-    worker (to retry alone). On ``last_try`` (one item per chunk, one in flight) a dead worker
-    is that item's failure."""
-    pending = deque(chunks)
-    suspects: list[int] = []
+    """Run ``tasks`` (lists of item indices) and fill ``results``; returns the indices of items
+    to try again alone. On ``last_try`` (one item per task) what befalls a task is its item's
+    failure. A pool that goes silent for longer than its tasks may take is replaced; its tasks
+    in flight are tried once more, then given up with ``timeout``."""
+    from pebble import ProcessPool  # here: its import (asyncio and all, ~0.07 CPU s) only where a pool runs
+
+    pending = deque((task, 0) for task in tasks)
+    retry: list[int] = []
     while pending:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-            inflight: dict[Future, list[int]] = {}
-            broken = False
-            while (pending or inflight) and not broken:
-                while pending and len(inflight) < (1 if last_try else workers * 2):
-                    chunk = pending.popleft()
-                    inflight[pool.submit(_run_chunk, fn, [items[i] for i in chunk])] = chunk
-                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+        pool = ProcessPool(max_workers=min(workers, len(pending)), context=_context())
+        inflight: dict[Future, tuple[list[int], int]] = {}
+        stalled = False
+        try:
+            while (pending or inflight) and not stalled:
+                while pending and len(inflight) < workers * 2:
+                    task, attempt = pending.popleft()
+                    chunk = [items[i] for i in task]
+                    future = pool.schedule(
+                        _run_chunk, args=(fn, chunk, limit), timeout=_task_limit(limit, len(task))
+                    )
+                    inflight[future] = (task, attempt)
+                window = None
+                if limit is not None:
+                    window = max(_task_limit(limit, len(t)) or 0 for t, _ in inflight.values())
+                    window += STALL_GRACE_S
+                done = _wait_any(inflight, window)
+                if not done:
+                    stalled = True
                 for future in done:
-                    chunk = inflight.pop(future)
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        if last_try:
-                            results[chunk[0]] = on_failure(items[chunk[0]], WORKER_DIED)
-                        else:
-                            suspects.extend(chunk)
-                        continue
-                    for i, (ok, value) in zip(chunk, outcome, strict=True):
-                        results[i] = value if ok else on_failure(items[i], value)
-            if broken:  # the others in flight are lost with the pool: retry them (alone, if suspect)
-                for chunk in inflight.values():
-                    if last_try:
-                        pending.appendleft(chunk)
-                    else:
-                        suspects.extend(chunk)
-    return sorted(suspects)
+                    task, attempt = inflight.pop(future)
+                    _settle(future, task, items, results, on_failure, retry, last_try)
+        finally:
+            _close(pool, abandon=stalled)
+        if stalled:
+            log.warning("per-paper pool stalled; %d task(s) in flight are tried again", len(inflight))
+            for task, attempt in inflight.values():
+                if not last_try:
+                    retry.extend(task)
+                elif attempt == 0:
+                    pending.appendleft((task, 1))
+                else:
+                    results[task[0]] = on_failure(items[task[0]], TIMEOUT)
+    return sorted(retry)
+
+
+def _wait_any(futures: dict[Future, Any], window: float | None) -> set[Future]:
+    """The futures done within ``window`` seconds (None: as long as it takes), waited for in
+    slices of a second: polars' SIGINT handler (SA_RESTART) would otherwise keep a step's
+    interrupt (Dagster's termination, Ctrl-C) from being raised until a paper finishes."""
+    deadline = None if window is None else time.monotonic() + window
+    while True:
+        left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
+        done, _ = wait(futures, timeout=max(0.0, left), return_when=FIRST_COMPLETED)
+        if done or (deadline is not None and time.monotonic() >= deadline):
+            return done
+
+
+def _settle(
+    future: Future,
+    task: list[int],
+    items: list,
+    results: list,
+    on_failure: Callable[[Any, str], Any],
+    retry: list[int],
+    last_try: bool,
+) -> None:
+    """Put a finished task's outcome into ``results`` (or its items into ``retry``)."""
+    from pebble import ProcessExpired
+
+    try:
+        outcome = future.result()
+    except ProcessExpired:
+        reason = WORKER_DIED
+    except FutureTimeout:
+        reason = TIMEOUT
+    except BaseException as exc:  # noqa: BLE001 - an unpicklable item or result, a SystemExit
+        reason = f"{type(exc).__name__}: {exc}"[:500]
+    else:
+        for i, (ok, value) in zip(task, outcome, strict=True):
+            results[i] = value if ok else on_failure(items[i], value)
+        return
+    if last_try:
+        results[task[0]] = on_failure(items[task[0]], reason)
+    else:
+        retry.extend(task)
+
+
+def _close(pool: ProcessPool, abandon: bool) -> None:
+    """Stop ``pool``'s workers. An abandoned pool may have a thread stuck reading a half-written
+    result: it is stopped from a helper thread that is given a few seconds, then left behind."""
+    if not abandon:
+        pool.close()
+        pool.join()
+        return
+    pool.stop()
+    stopper = threading.Thread(target=pool.join, name="corpus-pool-stop", daemon=True)
+    stopper.start()
+    stopper.join(timeout=10)

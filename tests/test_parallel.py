@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import time
 
-from corpus.parallel import WORKER_DIED, map_papers
+import pytest
+
+from corpus.parallel import (
+    DEFAULT_PAPER_TIMEOUT_S,
+    PAPER_TIMEOUT_ENV,
+    TIMEOUT,
+    WORKER_DIED,
+    PaperClock,
+    map_papers,
+    paper_timeout_s,
+)
 
 
 def square(x: int) -> int:
@@ -53,3 +65,78 @@ def test_a_pool_process_gets_at_least_min_per_worker_items(monkeypatch):
     assert set(pids) == {os.getpid()}  # too few items for even one pool process: in process
     pids = map_papers(pid_of, range(10), 8, failed, chunk_size=1, min_per_worker=5)
     assert os.getpid() not in pids and len(set(pids)) <= 2  # 10 items, at least 5 each
+
+
+def stuck_on_13(x: int) -> int:
+    """A parser that loops for ever on one paper, swallowing ordinary exceptions as parsers do."""
+    while x == 13:
+        with contextlib.suppress(Exception):
+            time.sleep(0.01)
+    return x * x
+
+
+def deaf_on_13(x: int) -> int:
+    """A stall no alarm breaks (a C call that never returns to Python): SIGALRM is blocked."""
+    if x == 13:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(3600)
+    return x * x
+
+
+def test_a_paper_past_the_time_limit_fails_alone_in_process_and_in_the_pool():
+    items = list(range(10, 20))
+    expected = [f"failed 13: {TIMEOUT}" if x == 13 else x * x for x in items]
+    for workers in (1, 2):
+        start = time.monotonic()
+        assert map_papers(stuck_on_13, items, workers, failed, chunk_size=3, timeout_s=1) == expected
+        assert time.monotonic() - start < 8, workers
+
+
+def test_the_time_limit_comes_from_the_settings(monkeypatch):
+    monkeypatch.setenv(PAPER_TIMEOUT_ENV, "0.5")
+    assert paper_timeout_s() == 0.5
+    assert map_papers(stuck_on_13, [12, 13], 1, failed) == [144, f"failed 13: {TIMEOUT}"]
+    monkeypatch.setenv(PAPER_TIMEOUT_ENV, "0")
+    assert paper_timeout_s() is None
+    monkeypatch.setenv(PAPER_TIMEOUT_ENV, "five minutes")
+    with pytest.raises(ValueError, match=PAPER_TIMEOUT_ENV):
+        paper_timeout_s()
+    monkeypatch.delenv(PAPER_TIMEOUT_ENV)
+    assert paper_timeout_s() == DEFAULT_PAPER_TIMEOUT_S
+
+
+def test_a_stall_the_alarm_cannot_break_is_ended_by_the_task_limit(monkeypatch):
+    """The pool kills the task's process after its papers' limits; its chunk is tried again one
+    paper per task, and only the deaf paper gets ``timeout``."""
+    monkeypatch.setattr("corpus.parallel.TASK_GRACE_S", 0.5)
+    items = list(range(10, 20))
+    start = time.monotonic()
+    out = map_papers(deaf_on_13, items, 2, failed, chunk_size=3, timeout_s=1)
+    assert out == [f"failed 13: {TIMEOUT}" if x == 13 else x * x for x in items]
+    assert time.monotonic() - start < 20
+
+
+def test_an_outer_alarm_is_kept():
+    """A timer armed outside (pytest-timeout's, another deadline) fires when it is due and is
+    re-armed for what it had left."""
+    fired: list[float] = []
+    start = time.monotonic()
+    old = signal.signal(signal.SIGALRM, lambda *_: fired.append(time.monotonic() - start))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with PaperClock(5) as clock:
+            clock.start()
+            time.sleep(0.5)  # the outer alarm is due in here: its handler runs, the sleep goes on
+            clock.stop()
+        assert len(fired) == 1 and 0.25 < fired[0] < 0.5
+        signal.setitimer(signal.ITIMER_REAL, 0.6)
+        with PaperClock(5) as clock:
+            clock.start()
+            time.sleep(0.1)
+            clock.stop()
+        assert 0.3 < signal.getitimer(signal.ITIMER_REAL)[0] <= 0.5  # what it had left
+        time.sleep(0.6)
+        assert len(fired) == 2
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
