@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -49,6 +50,8 @@ WORKER_LABEL = (
     "io.corpus.pipes-worker"  # on every worker container: `docker container prune --filter label=...`
 )
 STDERR_TAIL_LINES = 40
+# Settings the worker reads itself, passed on to its container or pod (a subprocess inherits them).
+WORKER_SETTINGS = ("CORPUS_PAPER_TIMEOUT_S",)
 # The optional extra that installs each integration (pyproject.toml).
 EXTRAS = {
     "dagster_docker": "docker",
@@ -195,11 +198,16 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
             pump = threading.Thread(target=_pump, args=(process.stderr, tail), daemon=True)
             pump.start()
             try:
-                process.wait()
+                wait_interruptibly(process)
             except DagsterExecutionInterruptedError:
                 context.log.info("[pipes] interrupted: sending SIGINT to the worker")
                 process.send_signal(signal.SIGINT)
-                process.wait(timeout=self.termination_timeout_seconds)
+                try:
+                    process.wait(timeout=self.termination_timeout_seconds)
+                except subprocess.TimeoutExpired:
+                    context.log.warning("[pipes] the worker did not stop after SIGINT: killed")
+                    process.kill()
+                    process.wait()
                 raise
             finally:
                 pump.join(timeout=10)
@@ -208,6 +216,18 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
                     f"worker exited with code {process.returncode}; stderr tail:\n" + "".join(tail)
                 )
         return dg.PipesClientCompletedInvocation(session)
+
+
+def wait_interruptibly(process: subprocess.Popen, poll_s: float = 0.2) -> int:
+    """``process.wait()`` that an interrupt (Dagster's termination, Ctrl-C) ends within ``poll_s``.
+
+    polars, once imported, installs its own SIGINT handler with SA_RESTART (chaining to
+    Python's), so a plain ``wait()`` blocked in waitpid is restarted by the kernel and Python's
+    handler, which raises Dagster's interrupt, runs only when the worker exits: a run stuck in
+    its worker could not be terminated. A sleep is never restarted, so polling is."""
+    while process.poll() is None:
+        time.sleep(poll_s)
+    return process.returncode
 
 
 def _pump(stream, tail: deque) -> None:
@@ -245,6 +265,7 @@ def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[
     """What ``client.run`` needs besides ``context`` and ``extras``, per kind of client."""
     command = worker_command(settings)
     env = {"CORPUS_HOME": settings.home, "CORPUS_LANDING": settings.landing, "PYTHONUNBUFFERED": "1"}
+    env.update({name: os.environ[name] for name in WORKER_SETTINGS if os.environ.get(name)})
     if isinstance(client, dg.PipesSubprocessClient):
         return {"command": command, "env": env}
     # a client of one integration never needs the other installed: look only at loaded modules

@@ -310,7 +310,7 @@ def test_compose_config_with_the_docker_cli_when_present():
     assert done.returncode == 0, done.stderr
 
 
-def test_pipes_clients_and_launch_settings_per_deployment():
+def test_pipes_clients_and_launch_settings_per_deployment(monkeypatch):
     from dagster_docker import PipesDockerClient
     from dagster_k8s import PipesK8sClient
     from dagster_k8s.pipes import build_pod_body
@@ -329,6 +329,9 @@ def test_pipes_clients_and_launch_settings_per_deployment():
         "corpus_landing": {"bind": "/landing", "mode": "rw"},
     }
     assert kwargs["container_kwargs"]["network"] == "corpus"
+    assert "CORPUS_PAPER_TIMEOUT_S" not in kwargs["env"]
+    monkeypatch.setenv("CORPUS_PAPER_TIMEOUT_S", "30")  # a setting the worker reads reaches its container
+    assert dep.launch_kwargs(client, docker_settings)["env"]["CORPUS_PAPER_TIMEOUT_S"] == "30"
 
     k8s_settings = _settings("k8s")
     client = dep.pipes_client(k8s_settings)
