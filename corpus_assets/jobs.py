@@ -14,6 +14,8 @@ import os
 
 import dagster as dg
 
+from corpus_assets.run_monitoring import daily_run_tags
+
 DAILY_JOB = "corpus_daily"
 METADATA_JOB = "arxiv_metadata_job"
 GRAPH_JOB = "corpus_graph"
@@ -91,6 +93,7 @@ corpus_daily = dg.define_asset_job(
     DAILY_JOB,
     selection=dg.AssetSelection.assets(*DAILY_ASSETS),
     op_retry_policy=retry,
+    tags=daily_run_tags(),  # dagster/max_runtime: a run that stops progressing is failed
     description="Every daily asset for the partitions requested (one day, or a few days of a backfill).",
 )
 
@@ -98,6 +101,7 @@ arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
     selection=dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
+    tags=daily_run_tags(),
     description="Only arxiv_metadata (the rest of the day follows by its automation condition).",
 )
 

@@ -19,13 +19,26 @@ A worker is gone when no process has its pid, or it is a zombie, or the pid now
 belongs to a process started later (pid reuse: the start time is compared). A worker on
 another host, or a run with no worker recorded, is not judged. Docker and Kubernetes
 launchers check their containers and pods themselves.
+
+A run that stops progressing (a stage stuck outside the per-paper time limits of
+``corpus.parallel``: a lock, a read that never returns) is alive, so the health check
+passes it; Dagster's maximum runtime fails it instead. The daily jobs carry
+``dagster/max_runtime`` (:func:`daily_run_tags`: ``CORPUS_RUN_TIMEOUT_S_PER_DAY``, one hour
+by default, times the days a run covers), every other run the instance's
+``run_monitoring.max_runtime_seconds``. Dagster then asks the launcher to terminate the run:
+Dagster's own way reaches runs it launched through a code server; for a run executed in
+its own process (``dagster asset materialize``, a code server restarted since) this
+launcher interrupts the recorded worker as Ctrl-C would (the step fails, the Pipes worker
+is interrupted too), and kills it when it does not end.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +47,14 @@ from dagster._core.events import DagsterEventType
 from dagster._core.launcher import CheckRunHealthResult, WorkerStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
-WORKER_TAG = "corpus/run_worker"  # "<pid>@<host>:<start ticks>" of the process executing the run
+WORKER_TAG = "corpus/run_worker"
+RUNTIME_PER_DAY_ENV = "CORPUS_RUN_TIMEOUT_S_PER_DAY"
+# A day of arXiv (1,000-1,500 papers) takes minutes on a laptop, Grobid included; an hour a day
+# is a run that has stopped, not a slow one.
+DEFAULT_RUNTIME_PER_DAY_S = 3600
+INTERRUPT_GRACE_S = (
+    30.0  # after Ctrl-C, before kill -9  # "<pid>@<host>:<start ticks>" of the process executing the run
+)
 _PID_EVENT = re.compile(r"Started process for (?:run|resuming job) \(pid: (\d+)\)")
 
 
@@ -101,6 +121,33 @@ def run_worker(instance: dg.DagsterInstance, run: DagsterRun) -> tuple[int, str,
     return (int(m.group(1)), m.group(2), m.group(3)) if m else None
 
 
+def daily_run_tags() -> dict[str, str]:
+    """``dagster/max_runtime`` of a daily job's runs: ``CORPUS_RUN_TIMEOUT_S_PER_DAY`` (default
+    :data:`DEFAULT_RUNTIME_PER_DAY_S`; ``0``: the instance's limit only) times the days a
+    backfill run covers (``CORPUS_DAYS_PER_RUN``)."""
+    from dagster._core.storage.tags import MAX_RUNTIME_SECONDS_TAG
+
+    from corpus_assets.partitions import days_per_run
+
+    raw = os.environ.get(RUNTIME_PER_DAY_ENV, "").strip()
+    try:
+        per_day = float(raw) if raw else DEFAULT_RUNTIME_PER_DAY_S
+    except ValueError as exc:
+        raise ValueError(f"{RUNTIME_PER_DAY_ENV}={raw!r} is not a number of seconds") from exc
+    if per_day <= 0:
+        return {}
+    return {MAX_RUNTIME_SECONDS_TAG: str(int(per_day * days_per_run()))}
+
+
+def _ended(pid: int, start: str, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while process_alive(pid, start):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 class LocalRunLauncher(dg.DefaultRunLauncher):
     """Dagster's DefaultRunLauncher that also answers run monitoring's health check."""
 
@@ -124,3 +171,24 @@ class LocalRunLauncher(dg.DefaultRunLauncher):
         return CheckRunHealthResult(
             WorkerStatus.FAILED, f"the run's worker process {pid} on {host} is gone (killed or crashed)"
         )
+
+    def terminate(self, run_id: str) -> bool:
+        """Dagster's termination; where it cannot reach the run (no code server launched it), the
+        recorded worker on this host is interrupted, then killed if it has not ended."""
+        if super().terminate(run_id):
+            return True
+        run = self._instance.get_run_by_id(run_id)
+        worker = None if run is None or run.is_finished else run_worker(self._instance, run)
+        if worker is None or worker[1] != socket.gethostname() or not process_alive(worker[0], worker[2]):
+            return False
+        pid, _, start = worker
+        self._instance.report_engine_event(f"Interrupting the run's worker process {pid}.", run)
+        os.kill(pid, signal.SIGINT)  # Dagster's interrupt: the step fails and the run ends
+        if _ended(pid, start, INTERRUPT_GRACE_S):
+            return True
+        self._instance.report_engine_event(
+            f"The run's worker process {pid} did not end {INTERRUPT_GRACE_S:g} s after an interrupt: killed.",
+            run,
+        )
+        os.kill(pid, signal.SIGKILL)
+        return _ended(pid, start, 10)

@@ -10,12 +10,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,18 +56,18 @@ def _wait(condition, timeout_s: float, what: str, step_s: float = 0.5):
 # ------------------------------------------------------------------------- kill -9
 
 
-@pytest.mark.slow
-def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path, monkeypatch):
-    from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
-    from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
-
+@contextmanager
+def _run_stuck_on_arxiv(tmp_path: Path, monkeypatch, log_name: str, **monitoring):
+    """An ``arxiv_pdfs`` run of the CLI (``dagster asset materialize``) on the instance users get
+    (``run_monitoring`` edited by ``monitoring``), mid-way through fetching from an arXiv that
+    answers slowly, holding the ``arxiv_api`` slot. Yields ``(instance, process, command, env)``."""
     home, landing, dagster_home = tmp_path / "data", tmp_path / "landing", tmp_path / "dagster_home"
     (landing / "oai").mkdir(parents=True)
     dagster_home.mkdir()
     ids = [f"2501.{i:05d}" for i in range(1, 13)]
     (landing / "oai" / f"{DAY}.xml").write_text(page([record(i) for i in ids]))
     config = yaml.safe_load((REPO / "dagster.yaml").read_text())  # the instance users get ...
-    config["run_monitoring"]["free_slots_after_run_end_seconds"] = 1  # ... with a 1 s wait, for the test
+    config["run_monitoring"].update(monitoring)  # ... with shorter waits, for the test
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(config))
     found = LandingZone(landing).read_days([DAY])
     Store(home).write_partition("arxiv_metadata", DAY, records_frame(found.records[DAY]))
@@ -73,18 +75,14 @@ def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))  # the event log's base_dir is under it
     instance = dg.DagsterInstance.from_config(str(dagster_home))
     assert isinstance(instance.run_launcher, LocalRunLauncher)
-    assert (
-        instance.run_monitoring_enabled
-        and instance.run_monitoring_settings["free_slots_after_run_end_seconds"]
-    )
+    assert instance.run_monitoring_enabled
     instance.get_runs()  # storage initialised before the CLI opens it
     command = [DAGSTER, "asset", "materialize", "-m", "corpus_assets.definitions"]
     command += ["--select", "arxiv_pdfs", "--partition", DAY]
     env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "CORPUS_HOME": str(home)}
     env.update(CORPUS_LANDING=str(landing), CORPUS_EXECUTOR="inprocess", CORPUS_DEPLOYMENT="local")
-    log = tmp_path / "killed_run.log"
-    with ScriptedServer(max_lifetime_s=240) as server, open(log, "w") as out:
-        for i in ids:  # arXiv answers slowly: the step is surely mid-way when it is killed
+    with ScriptedServer(max_lifetime_s=240) as server, open(tmp_path / log_name, "w") as out:
+        for i in ids:  # arXiv answers slowly: the step is surely mid-way when it is stopped
             server.script(f"/pdf/{i}", Reply(404, delay_s=5))
         env.update(CORPUS_SOURCE="arxiv", CORPUS_ARXIV_URL=server.url("").rstrip("/"))
         run_process = subprocess.Popen(
@@ -97,37 +95,111 @@ def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path
                 return server.requests and info.claimed_slots
 
             _wait(fetching, 180, "arxiv_pdfs to hold the arxiv_api slot and fetch")
+            yield instance, run_process, command, env
         finally:
-            os.killpg(run_process.pid, signal.SIGKILL)  # the run and its Pipes worker: kill -9
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run_process.pid, signal.SIGKILL)
             run_process.wait(timeout=30)
-
-    (run,) = instance.get_runs()
-    assert run.status == dg.DagsterRunStatus.STARTED  # what the issue saw: started for ever ...
-    assert instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots  # ... holding the slot
-    leftovers = sorted((home / "scratch").iterdir())
-    killed_scratch = [p for p in leftovers if f"-{os.getpid()}-" not in p.name]
-    assert killed_scratch, leftovers  # the killed Pipes worker's temporary files
-
-    # the daemon's two loops, as they run every poll_interval_seconds
-    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
-    logger = logging.getLogger("run_monitoring_test")
-    list(execute_run_monitoring_iteration(daemon, logger))
-    run = instance.get_run_by_id(run.run_id)
-    assert run.status == dg.DagsterRunStatus.FAILURE
-    time.sleep(1.5)  # free_slots_after_run_end_seconds
-    list(execute_concurrency_slots_iteration(daemon, logger))
-    assert not instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots
-
-    # the next run on the same instance: no manual clean-up
-    env["CORPUS_SOURCE"] = "landing"
-    again = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    statuses = sorted(r.status.value for r in instance.get_runs())
-    assert statuses == ["FAILURE", "SUCCESS"]
-    rows = Store(home).read_partition("arxiv_pdfs", DAY)
-    assert rows.height == len(ids) and set(rows["status"]) == {"missing"}
-    assert not any(p.exists() for p in killed_scratch)  # swept by the next run
     instance.dispose()
+
+
+def _monitor(instance: dg.DagsterInstance) -> None:
+    """The daemon's run monitoring loop, once, as it runs every poll_interval_seconds."""
+    from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
+
+    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
+    list(execute_run_monitoring_iteration(daemon, logging.getLogger("run_monitoring_test")))
+
+
+def _free_slots(instance: dg.DagsterInstance) -> None:
+    from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
+
+    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
+    list(execute_concurrency_slots_iteration(daemon, logging.getLogger("run_monitoring_test")))
+
+
+@pytest.mark.slow
+def test_killed_run_is_failed_its_slot_freed_and_the_next_run_completes(tmp_path, monkeypatch):
+    with _run_stuck_on_arxiv(tmp_path, monkeypatch, "killed_run.log", free_slots_after_run_end_seconds=1) as (
+        instance,
+        run_process,
+        command,
+        env,
+    ):
+        os.killpg(run_process.pid, signal.SIGKILL)  # the run and its Pipes worker: kill -9
+        run_process.wait(timeout=30)
+
+        (run,) = instance.get_runs()
+        assert run.status == dg.DagsterRunStatus.STARTED  # what the issue saw: started for ever ...
+        assert instance.event_log_storage.get_concurrency_info(
+            "arxiv_api"
+        ).claimed_slots  # ... holding the slot
+        home = Path(env["CORPUS_HOME"])
+        leftovers = sorted((home / "scratch").iterdir())
+        killed_scratch = [p for p in leftovers if f"-{os.getpid()}-" not in p.name]
+        assert killed_scratch, leftovers  # the killed Pipes worker's temporary files
+
+        _monitor(instance)
+        run = instance.get_run_by_id(run.run_id)
+        assert run.status == dg.DagsterRunStatus.FAILURE
+        time.sleep(1.5)  # free_slots_after_run_end_seconds
+        _free_slots(instance)
+        assert not instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots
+
+        # the next run on the same instance: no manual clean-up
+        env["CORPUS_SOURCE"] = "landing"
+        again = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        statuses = sorted(r.status.value for r in instance.get_runs())
+        assert statuses == ["FAILURE", "SUCCESS"]
+        rows = Store(home).read_partition("arxiv_pdfs", DAY)
+        assert rows.height == 12 and set(rows["status"]) == {"missing"}
+        assert not any(p.exists() for p in killed_scratch)  # swept by the next run
+
+
+@pytest.mark.slow
+def test_a_run_that_stops_progressing_is_stopped_and_failed_at_its_max_runtime(tmp_path, monkeypatch):
+    """A run alive but stuck (here: an arXiv that never answers in time) holds its slot for
+    ever; past the instance's max runtime, run monitoring interrupts its process (a run of the
+    CLI: no code server to cancel it through), fails it and frees its slot."""
+    with _run_stuck_on_arxiv(
+        tmp_path, monkeypatch, "stuck_run.log", max_runtime_seconds=4, free_slots_after_run_end_seconds=1
+    ) as (instance, run_process, _, _):
+        (run,) = instance.get_runs()
+        assert run.status == dg.DagsterRunStatus.STARTED
+        _monitor(instance)
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED  # not yet
+        _wait(lambda: time.time() - instance.get_run_record_by_id(run.run_id).start_time > 4.5, 30, "4 s")
+        started = time.monotonic()
+        _monitor(instance)
+        rc = run_process.wait(timeout=60)
+        assert rc != 0  # interrupted: it ended, as a failed run does
+        assert time.monotonic() - started < 40
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+        messages = [e.message for e in instance.all_logs(run.run_id)]
+        assert any("maximum runtime of 4 seconds" in (m or "") for m in messages), messages[-5:]
+        # it ended on the interrupt (the step failed), not by kill -9: polars' SA_RESTART SIGINT
+        # handler no longer keeps the wait for the Pipes worker from seeing it
+        assert not any("did not end" in (m or "") for m in messages), messages[-5:]
+        time.sleep(1.5)  # free_slots_after_run_end_seconds
+        _free_slots(instance)
+        assert not instance.event_log_storage.get_concurrency_info("arxiv_api").claimed_slots
+
+
+def test_daily_runs_carry_a_max_runtime_by_their_days(monkeypatch):
+    from corpus_assets.run_monitoring import RUNTIME_PER_DAY_ENV, daily_run_tags
+
+    monkeypatch.setenv("CORPUS_DAYS_PER_RUN", "4")
+    monkeypatch.delenv(RUNTIME_PER_DAY_ENV, raising=False)
+    assert daily_run_tags() == {"dagster/max_runtime": str(4 * 3600)}
+    monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "600")
+    assert daily_run_tags() == {"dagster/max_runtime": "2400"}
+    monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "0")
+    assert daily_run_tags() == {}
+    monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "an hour")
+    with pytest.raises(ValueError, match=RUNTIME_PER_DAY_ENV):
+        daily_run_tags()
+    assert defs.resolve_job_def("corpus_daily").tags.get("dagster/max_runtime")
 
 
 def test_launcher_judges_the_recorded_worker(tmp_path):
