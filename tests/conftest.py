@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,21 @@ def shared_landing() -> Path:
     if not LANDING.exists():
         pytest.fail(f"real landing zone not found at {LANDING} (set CORPUS_SHARED)")
     return LANDING
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    """The test now running, in ``CORPUS_TEST_PROGRESS`` when set: ``.ci/run`` names it when it
+    has to stop a suite that outlived its time."""
+    progress = os.environ.get("CORPUS_TEST_PROGRESS")
+    if progress:
+        Path(progress).write_text(nodeid + "\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background of a shell (as CI may start it) inherits SIGINT ignored.
+    After every in-process Dagster run, Dagster gives SIGTERM the disposition of SIGINT, so SIGTERM
+    became ignored too, and every process the suite started afterwards inherited that: a
+    ``multiprocessing`` pool's ``terminate()`` then waited for ever on a worker that ignored it
+    (``test_event_log``, 1 run in 8 under load). Ctrl-C's usual handler makes both signals work."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

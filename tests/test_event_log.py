@@ -82,6 +82,11 @@ def test_processes_writing_side_by_side_lose_nothing(home: Path) -> None:
     dg.DagsterInstance.get().dispose()  # the home's databases exist before the workers start
     with multiprocessing.get_context("spawn").Pool(3) as pool:
         pool.map(_materialize, keys, chunksize=1)
+        # Workers end on the pool's sentinel, not on SIGTERM (terminate(), the with-block's exit):
+        # a worker that ran Dagster in process can be left with Dagster's interrupt-capturing
+        # handler, which only records SIGTERM, and terminate() then waited on it for ever.
+        pool.close()
+        pool.join()
     with dg.DagsterInstance.get() as instance:
         assert materialized(instance) == set(keys)
         runs = instance.get_runs()
