@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.parallel import PAPER_TIMEOUT_ENV, TIMEOUT, WORKER_DIED, map_papers
+# only names the pool before pebble had too, so benchmarks/pool_deadlock.py can run it on both
+from corpus.parallel import WORKER_DIED, map_papers
 from corpus.parse import days as parse_days
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -168,6 +169,8 @@ def _never_returns_on_victim(task):
 def test_a_paper_whose_parser_never_returns_gets_a_timeout_row(papers, monkeypatch, workers):
     """The limit from the settings (CORPUS_PAPER_TIMEOUT_S): the day ends soon after it, the
     stuck paper with a ``timeout`` row and every other paper with its own rows."""
+    from corpus.parallel import PAPER_TIMEOUT_ENV, TIMEOUT
+
     tasks, alone = papers
     monkeypatch.setenv(PAPER_TIMEOUT_ENV, "2")
     start = time.monotonic()
