@@ -12,6 +12,11 @@ answers, malformed TEI, 503s for the first k sends of a PDF). :func:`dead_url` i
 loopback URL where nothing listens. Bounded: 127.0.0.1 only, a free port, idle
 keep-alive connections close after ``idle_timeout_s``, every sleep waits on the stop
 event and is capped at ``max_sleep_s``; ``stop()`` returns within a few seconds.
+
+The same server is the Grobid stand-in container of the compose stack's tests
+(docker/grobid-standin/Dockerfile): ``--host 0.0.0.0 --port 8070 --recorded DIR ...``
+inside the container's own network namespace, answering the recorded pairs found under
+each DIR (a ``pdf_tei_pairs`` folder or a landing zone), until SIGTERM or ``--max-seconds``.
 """
 
 from __future__ import annotations
@@ -136,7 +141,10 @@ class FakeGrobid:
         max_sleep_s: float = 30.0,
         idle_timeout_s: float = 5.0,
         pool_wait_s: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ):
+        self.host, self.port = host, port
         self.tei_by_sha = dict(tei_by_sha or {})
         self.slots = slots
         self.latency_s = latency_s
@@ -162,11 +170,12 @@ class FakeGrobid:
     @property
     def url(self) -> str:
         assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        host = "127.0.0.1" if self.host == "0.0.0.0" else self.host
+        return f"http://{host}:{self._httpd.server_address[1]}"
 
     def start(self) -> FakeGrobid:
         handler = type("Handler", (_Handler,), {"fake": self, "timeout": self._idle_timeout_s})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -313,8 +322,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve in its own process (the benchmark): print the URL, stop on stdin EOF or timeout."""
+    """Serve in its own process: the client benchmark (print the URL, stop on stdin EOF or
+    timeout) or the stand-in container (``--recorded``: stop on SIGTERM or timeout)."""
     import argparse
+    import signal
     import sys
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -323,15 +334,35 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tei", type=Path, help="TEI answered for every PDF")
     parser.add_argument("--pool-wait", type=float, default=1.0, help="Grobid's poolMaxWait")
     parser.add_argument("--max-seconds", type=float, default=600.0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--recorded", type=Path, nargs="*", default=[],
+        help="answer the real TEI recorded for each PDF under these folders (data/ or a landing zone)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    default_tei = args.tei.read_bytes() if args.tei else MALFORMED_TEI + b"</teiHeader></TEI>"
+    default_tei = args.tei.read_bytes() if args.tei else None
+    if default_tei is None and not args.recorded:
+        default_tei = MALFORMED_TEI + b"</teiHeader></TEI>"
+    tei_by_sha: dict[str, bytes] = {}
+    for folder in args.recorded:
+        data_dir, landing_dir = (
+            (folder, folder / "none") if (folder / "pdf_tei_pairs").is_dir() else (folder / "none", folder)
+        )
+        tei_by_sha |= {p.sha256: p.tei.read_bytes() for p in recorded_pairs(data_dir, landing_dir)}
     fake = FakeGrobid(
-        slots=args.slots, latency_s=args.latency, default_tei=default_tei, pool_wait_s=args.pool_wait
-    )
+        tei_by_sha, slots=args.slots, latency_s=args.latency, default_tei=default_tei,
+        pool_wait_s=args.pool_wait, host=args.host, port=args.port,
+    )  # fmt: skip
+    done = threading.Event()
     with fake:
         print(fake.url, flush=True)
-        done = threading.Event()
-        threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+        if args.recorded:
+            print(f"serving {len(tei_by_sha)} recorded PDF->TEI pairs", file=sys.stderr, flush=True)
+            signal.signal(signal.SIGTERM, lambda *_: done.set())
+            signal.signal(signal.SIGINT, lambda *_: done.set())
+        else:
+            threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         done.wait(args.max_seconds)
 
 
