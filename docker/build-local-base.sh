@@ -45,7 +45,9 @@ build_base() {
   trap 'rm -f "$tar"' RETURN
   shopt -s nullglob; certs=("$CA_DIR"/*.crt); shopt -u nullglob
   # python3-venv: the project image installs into a venv; python-is-python3: `python` on PATH
-  mmdebstrap --variant=minbase --format=tar \
+  # merged-usr hook: /usr merged by mmdebstrap itself, not by the usrmerge package (and the 50 MB
+  # of perl it pulls in)
+  mmdebstrap --variant=minbase --format=tar --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
     --include=ca-certificates,python3,python3-pip,python3-venv,python-is-python3 \
     --aptopt='Acquire::Check-Valid-Until "false"' --aptopt='Acquire::Check-Date "false"' \
     --aptopt='APT::Install-Recommends "false"' \
