@@ -11,7 +11,7 @@ import dagster as dg
 
 from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.common import OWNERS
-from corpus_assets.deployment import build_pipes_resource, executor_def
+from corpus_assets.deployment import build_pipes_resource, deployment, executor_def
 from corpus_assets.freshness import up_to_date_check
 from corpus_assets.jobs import (
     DAILY_ASSETS,
@@ -70,11 +70,20 @@ def cross_day_checks(assets_defs) -> list[dg.AssetChecksDefinition]:
     return checks
 
 
+def deployment_sensors() -> list[dg.SensorDefinition]:
+    """Under docker compose, the sensor that removes finished runs' containers."""
+    if deployment() != "docker":
+        return []
+    from sensors.containers import docker_container_cleanup
+
+    return [docker_container_cleanup]
+
+
 defs = dg.Definitions(
     assets=assets,
     asset_checks=[*dg.load_asset_checks_from_modules([citeworth]), *cross_day_checks(assets)],
     jobs=[*all_jobs, bulk.bulk_index_job],
-    sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor],
+    sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor, *deployment_sensors()],
     resources=build_resources(),
     executor=executor_def(),  # in process by default; CORPUS_EXECUTOR=celery|k8s for steps across machines
 )

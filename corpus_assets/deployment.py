@@ -49,6 +49,9 @@ WORKER_MODULE = "corpus_assets.worker"
 WORKER_LABEL = (
     "io.corpus.pipes-worker"  # on every worker container: `docker container prune --filter label=...`
 )
+CALL_LABEL = "io.corpus.pipes-call"  # one Pipes call's container, removed when the call ends
+RUN_ID_LABEL = "dagster/run_id"  # the run a container works for (DockerRunLauncher sets it on runs)
+NO_HEALTHCHECK = {"test": ["NONE"]}  # workers and run containers: no health check, whatever the image says
 STDERR_TAIL_LINES = 40
 # Settings the worker reads itself, passed on to its container or pod (a subprocess inherits them).
 WORKER_SETTINGS = ("CORPUS_PAPER_TIMEOUT_S",)
@@ -230,6 +233,31 @@ def wait_interruptibly(process: subprocess.Popen, poll_s: float = 0.2) -> int:
     return process.returncode
 
 
+class _RemovesContainers:
+    """``PipesDockerClient`` that removes the worker container once it has ended and its logs
+    were read (the client only stops it: exited workers piled up and held the volumes, so
+    ``docker compose down -v`` failed). Each call labels its container with a fresh id and
+    removes what carries that label, whatever the outcome."""
+
+    def run(self, *, container_kwargs: Mapping[str, Any] | None = None, **kwargs):  # type: ignore[override]
+        import uuid
+
+        import docker
+
+        call = uuid.uuid4().hex
+        container_kwargs = dict(container_kwargs or {})
+        container_kwargs["labels"] = {**container_kwargs.get("labels", {}), CALL_LABEL: call}
+        try:
+            return super().run(container_kwargs=container_kwargs, **kwargs)  # type: ignore[misc]
+        finally:
+            client = docker.from_env()
+            try:
+                for container in client.containers.list(all=True, filters={"label": f"{CALL_LABEL}={call}"}):
+                    container.remove(force=True)
+            finally:
+                client.close()
+
+
 def _pump(stream, tail: deque) -> None:
     for line in stream:
         tail.append(line)
@@ -245,7 +273,8 @@ def pipes_client(settings: DeploymentSettings | None = None) -> dg.PipesClient:
     if settings.deployment == "docker":
         docker = integration("dagster_docker", "CORPUS_DEPLOYMENT=docker (Pipes containers)")
         reader = type("DockerLogsReader", (_KeepsHandler, docker.PipesDockerLogsMessageReader), {})()
-        return docker.PipesDockerClient(message_reader=reader)
+        client_class = type("RemovingPipesDockerClient", (_RemovesContainers, docker.PipesDockerClient), {})
+        return client_class(message_reader=reader)
     k8s = integration("dagster_k8s", "CORPUS_DEPLOYMENT=k8s (Pipes pods)")
     reader = type("K8sLogsReader", (_KeepsHandler, k8s.PipesK8sPodLogsMessageReader), {})()
     return k8s.PipesK8sClient(message_reader=reader)
@@ -261,8 +290,13 @@ def worker_command(settings: DeploymentSettings) -> list[str]:
     return [python, "-m", WORKER_MODULE]
 
 
-def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[str, Any]:
-    """What ``client.run`` needs besides ``context`` and ``extras``, per kind of client."""
+def launch_kwargs(
+    client: dg.PipesClient, settings: DeploymentSettings, run_id: str | None = None
+) -> dict[str, Any]:
+    """What ``client.run`` needs besides ``context`` and ``extras``, per kind of client.
+    ``run_id`` labels the worker container or pod with its run (an orphan of a dead run is
+    found by it: sensors/containers.py)."""
+    labels = {WORKER_LABEL: "1", **({RUN_ID_LABEL: run_id} if run_id else {})}
     command = worker_command(settings)
     env = {"CORPUS_HOME": settings.home, "CORPUS_LANDING": settings.landing, "PYTHONUNBUFFERED": "1"}
     env.update({name: os.environ[name] for name in WORKER_SETTINGS if os.environ.get(name)})
@@ -281,7 +315,8 @@ def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[
                     settings.landing_volume: {"bind": settings.landing, "mode": "rw"},
                 },
                 "network": settings.docker_network,  # Grobid is reached by its service name
-                "labels": {WORKER_LABEL: "1"},
+                "labels": labels,
+                "healthcheck": NO_HEALTHCHECK,
             },
         }
     if k8s is not None and isinstance(client, k8s.PipesK8sClient):
@@ -290,7 +325,7 @@ def launch_kwargs(client: dg.PipesClient, settings: DeploymentSettings) -> dict[
             "command": command,
             "namespace": settings.k8s_namespace,
             "env": env,
-            "base_pod_meta": {"labels": {WORKER_LABEL: "1"}},
+            "base_pod_meta": {"labels": labels},
             "base_pod_spec": k8s_worker_pod_spec(settings),
         }
     raise TypeError(f"no launch settings for a {type(client).__name__}")
@@ -457,7 +492,9 @@ def run_stage(
         return_free_heap()  # this process waits while the worker works: hold no more than it uses
         try:
             invocation = client.run(
-                context=context, extras=request.model_dump(mode="json"), **launch_kwargs(client, settings)
+                context=context,
+                extras=request.model_dump(mode="json"),
+                **launch_kwargs(client, settings, context.run_id),
             )
         except Exception as exc:
             raise _stage_failed(request, settings, _worker_errors(client), exc) from exc
