@@ -1,0 +1,212 @@
+"""The Kubernetes path without a cluster: the manifests Dagster would submit, rendered and checked.
+
+No cluster image can be pulled here and no `helm` binary installs from the registries this
+project reaches, so the chart itself is not rendered (docker/README.md says so). What is
+rendered, by the pinned dagster-k8s code itself, is what reaches the cluster at run time:
+
+* the run Job K8sRunLauncher submits for a ``corpus_daily`` run (its real ``launch_run``, the
+  Kubernetes API client replaced by one that records the body), with the instance of
+  docker/k8s/dagster-instance.yaml and the container context the chart hands to launched
+  runs from docker/k8s/values.yaml (``includeConfigInLaunchedRuns``: env, volumes, mounts,
+  pod security context, as the 1.13 chart passes them);
+* a step Job of ``CORPUS_EXECUTOR=k8s`` (the k8s_job_executor's config from the settings);
+* the Pipes worker pod (PipesK8sClient) of a heavy stage.
+
+Each is serialised through the Kubernetes client's models (which reject unknown fields and
+wrong types) and checked against the same settings the compose stack runs with: the data
+root and landing zone at /data and /landing, the image, non-root uid 10001, the claims.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from corpus_assets import deployment as dep
+from corpus_assets.definitions import defs
+from corpus_assets.deployment import DeploymentSettings
+
+REPO = Path(__file__).resolve().parents[1]
+K8S = REPO / "docker" / "k8s"
+VALUES = yaml.safe_load((K8S / "values.yaml").read_text())
+(CODE,) = VALUES["dagster-user-deployments"]["deployments"]
+IMAGE = f"{CODE['image']['repository']}:{CODE['image']['tag']}"
+
+
+def _compose_settings() -> DeploymentSettings:
+    """The settings the compose stack's code location runs with (docker-compose.yml)."""
+    import re
+
+    text = (REPO / "docker" / "docker-compose.yml").read_text()
+    compose = yaml.safe_load(re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", text))
+    env = compose["services"]["code"]["environment"]
+    return DeploymentSettings.from_env({k: str(v) for k, v in env.items()})
+
+
+def _chart_container_context() -> dict:
+    """What the chart passes to runs launched from the user deployment (includeConfigInLaunchedRuns)."""
+    return {
+        "k8s": {
+            "env": CODE["env"],
+            "volumes": CODE["volumes"],
+            "volume_mounts": CODE["volumeMounts"],
+            "namespace": VALUES["runLauncher"]["config"]["k8sRunLauncher"]["jobNamespace"],
+            "image_pull_policy": CODE["image"]["pullPolicy"],
+            "run_k8s_config": {"pod_spec_config": {"security_context": CODE["podSecurityContext"]}},
+        }
+    }
+
+
+@pytest.fixture
+def launcher_instance(tmp_path, monkeypatch):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    config = dep.instance_config("k8s")
+    launcher = {
+        **config["run_launcher"],
+        "config": {**config["run_launcher"]["config"], "load_incluster_config": False, "kubeconfig_file": str(kubeconfig)},
+    }  # fmt: skip
+    overrides = {k: v for k, v in config.items() if k != "storage"} | {"run_launcher": launcher}
+    with dg.instance_for_test(overrides=overrides) as instance:
+        yield instance
+
+
+def _env(container) -> dict[str, str]:
+    return {e.name: e.value for e in container.env or [] if e.value is not None}
+
+
+def test_the_run_job_k8s_run_launcher_submits(launcher_instance, monkeypatch):
+    from dagster._core.code_pointer import ModuleCodePointer
+    from dagster._core.launcher import LaunchRunContext
+    from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
+    from dagster._core.remote_origin import (
+        GrpcServerCodeLocationOrigin,
+        RemoteJobOrigin,
+        RemoteRepositoryOrigin,
+    )
+    from dagster._core.test_utils import create_run_for_test
+    from dagster_k8s.launcher import K8sRunLauncher
+    from kubernetes.client import ApiClient
+
+    launcher = launcher_instance.run_launcher
+    assert isinstance(launcher, K8sRunLauncher)
+    submitted = []
+    monkeypatch.setattr(
+        launcher._api_client,  # noqa: SLF001 - the one call that would reach a cluster
+        "create_namespaced_job_with_retries",
+        lambda body, namespace: submitted.append((namespace, body)),
+    )
+    repo_origin = RepositoryPythonOrigin(
+        executable_path="/opt/venv/bin/python",
+        code_pointer=ModuleCodePointer("corpus_assets.definitions", "defs", working_directory=None),
+        container_image=IMAGE,
+        container_context=_chart_container_context(),
+    )
+    remote = RemoteJobOrigin(
+        RemoteRepositoryOrigin(
+            GrpcServerCodeLocationOrigin(host="corpus", port=3030, location_name="corpus"), "__repository__"
+        ),
+        "corpus_daily",
+    )
+    run = create_run_for_test(
+        launcher_instance,
+        job_name="corpus_daily",
+        job_code_origin=JobPythonOrigin("corpus_daily", repo_origin),
+        remote_job_origin=remote,
+        tags={"dagster/partition": "2020-01-08"},
+    )
+    launcher.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
+    ((namespace, job),) = submitted
+    manifest = ApiClient().sanitize_for_serialization(job)  # the JSON the API server would get
+
+    settings = _compose_settings()
+    assert namespace == "corpus" == dep.instance_config("k8s")["run_launcher"]["config"]["job_namespace"]
+    assert manifest["kind"] == "Job" and manifest["metadata"]["labels"]["dagster/run-id"] == run.run_id
+    pod = job.spec.template.spec
+    (container,) = pod.containers
+    assert container.image == IMAGE
+    # the code server's own interpreter: the image's venv (docker/Dockerfile)
+    assert container.args[:5] == ["/opt/venv/bin/python", "-m", "dagster", "api", "execute_run"]
+    assert "ENV PATH=/opt/venv/bin:$PATH" in (REPO / "docker" / "Dockerfile").read_text()
+    env = _env(container)
+    run_settings = DeploymentSettings.from_env(env)
+    assert run_settings.deployment == "k8s" and settings.deployment == "docker"
+    for field in ("home", "landing", "executor"):
+        assert getattr(run_settings, field) == getattr(settings, field), field
+    assert env["CORPUS_WORKER_IMAGE"] == IMAGE  # Pipes pods run the image the run runs
+    mounts = {m.mount_path: m.name for m in container.volume_mounts}
+    claims = {v.name: v.persistent_volume_claim.claim_name for v in pod.volumes if v.persistent_volume_claim}
+    assert {p: claims[n] for p, n in mounts.items() if n in claims} == {
+        settings.home: run_settings.k8s_home_claim,
+        settings.landing: run_settings.k8s_landing_claim,
+    }
+    assert pod.security_context.run_as_user == 10001 and pod.security_context.run_as_non_root
+    assert pod.service_account_name == VALUES["global"]["serviceAccountName"]
+    resources = dep.instance_config("k8s")["run_launcher"]["config"]["run_k8s_config"]["container_config"][
+        "resources"
+    ]
+    assert container.resources.requests == resources["requests"]
+    pg = next(e for e in container.env if e.name == "DAGSTER_PG_PASSWORD")
+    assert pg.value_from.secret_key_ref.name == "dagster-postgresql-secret"
+
+
+def test_the_step_job_of_the_k8s_executor_and_the_pipes_pod():
+    """CORPUS_EXECUTOR=k8s: the step Job's config validates against the real executor and mounts
+    what the worker needs; the Pipes pod of a heavy stage has the same paths and claims."""
+    from dagster_k8s.job import DagsterK8sJobConfig, UserDefinedDagsterK8sConfig, construct_dagster_k8s_job
+    from dagster_k8s.pipes import build_pod_body
+    from kubernetes.client import ApiClient
+
+    env = {e["name"]: e["value"] for e in CODE["env"]} | {"CORPUS_EXECUTOR": "k8s"}
+    settings = DeploymentSettings.from_env(env)
+    executor_config = dep.executor_config("k8s", settings)
+    job_def = dep.deployment_definitions(defs, settings).resolve_job_def("corpus_daily")
+    assert job_def.executor_def.name == "k8s"
+
+    job_config = DagsterK8sJobConfig(
+        job_image=IMAGE,
+        dagster_home="/opt/dagster/dagster_home",
+        instance_config_map="dagster-instance",
+        volume_mounts=executor_config["volume_mounts"],
+        volumes=executor_config["volumes"],
+        env_vars=executor_config["env_vars"],
+    )
+    step = construct_dagster_k8s_job(
+        job_config, ["dagster", "api", "execute_step"], "dagster-step-x", UserDefinedDagsterK8sConfig(),
+        component="step_worker",
+    )  # fmt: skip
+    ApiClient().sanitize_for_serialization(step)
+    (container,) = step.spec.template.spec.containers
+    step_env = {e.name: e.value for e in container.env if e.value}
+    assert step_env.items() >= {"CORPUS_HOME": settings.home, "CORPUS_LANDING": settings.landing}.items()
+    assert {m.mount_path for m in container.volume_mounts} >= {settings.home, settings.landing}
+
+    client = dep.pipes_client(settings)
+    kwargs = dep.launch_kwargs(client, settings, run_id="1b2c3d4e-0000-4000-8000-000000000000")
+    pod = build_pod_body(
+        pod_name="dagster-pipes-x", image=kwargs["image"], command=kwargs["command"], env_vars=kwargs["env"],
+        base_pod_meta=kwargs["base_pod_meta"], base_pod_spec=kwargs["base_pod_spec"],
+    )  # fmt: skip
+    manifest = ApiClient().sanitize_for_serialization(pod)
+    assert manifest["metadata"]["labels"]["dagster/run_id"] == "1b2c3d4e-0000-4000-8000-000000000000"
+    (worker,) = pod.spec.containers
+    assert worker.image == IMAGE and worker.command == ["python", "-m", "corpus_assets.worker"]
+    assert (
+        {m.mount_path for m in worker.volume_mounts}
+        == {settings.home, settings.landing}
+        == {"/data", "/landing"}
+    )
+    assert pod.spec.security_context.run_as_user == 10001
+    assert pod.spec.service_account_name == settings.k8s_service_account
