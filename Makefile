@@ -19,7 +19,7 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_D
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill
+.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill test-containers
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,6 +72,13 @@ lint: venv
 test: venv dagster-home
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The compose deployment run for real (docker/README.md): Docker, Compose and mmdebstrap from apt
+# where missing, dockerd started if none answers, images built from Debian packages (cached), the
+# stack's checks (docker/test_stack.py), then the host put back as found. Skips, saying so, where
+# Docker cannot run at all.
+test-containers: venv
+	bash docker/test-containers.sh
 
 # The Dagster UI on 127.0.0.1:3000, first partition moved back to the landing zone's earliest day.
 ui: venv-base dagster-home

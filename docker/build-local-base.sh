@@ -71,7 +71,7 @@ build_base() {
 build() {  # build TAG DOCKERFILE [context]: always, docker's layer cache makes an unchanged image cheap
   local tag=$1 file=$2 context=${3:-.} t0
   t0=$(ms)
-  "$DOCKER" build -q --build-arg "BASE_IMAGE=$BASE_TAG" -f "$file" -t "$tag" "$context" >/dev/null
+  "$DOCKER" build -q --force-rm --build-arg "BASE_IMAGE=$BASE_TAG" -f "$file" -t "$tag" "$context" >/dev/null
   report "$tag" "$t0"
 }
 
