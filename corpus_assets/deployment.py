@@ -494,7 +494,7 @@ def run_stage(
             invocation = client.run(
                 context=context,
                 extras=request.model_dump(mode="json"),
-                **launch_kwargs(client, settings, context.run_id),
+                **launch_kwargs(client, settings, context.run.run_id),
             )
         except Exception as exc:
             raise _stage_failed(request, settings, _worker_errors(client), exc) from exc
