@@ -135,6 +135,27 @@ def swap_dir(staging: Path, final: Path) -> None:
     _fsync_dir(final.parent)
 
 
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def partition_fingerprint(folder: Path) -> str:
+    """The content fingerprint of a partition directory: sha256 (32 hex digits) over its Parquet
+    files' names and bytes, in name order. The same rows written again give the same fingerprint;
+    the releases record it per day they read, the daily assets in each partition's event
+    (corpus_assets.freshness), so the two can be compared."""
+    with os.scandir(folder) as it:
+        names = sorted(e.name for e in it if e.name.endswith(".parquet") and e.is_file())
+    h = hashlib.sha256()
+    for name in names:
+        h.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(folder / name)))
+    return h.hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class Store:
     """Parquet tables under one data root."""

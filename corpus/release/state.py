@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from corpus.store import Store, atomic_write_bytes
+from corpus.store import Store, atomic_write_bytes, file_sha256, partition_fingerprint
 
 __all__ = [
     "day_fingerprints",
@@ -43,21 +43,13 @@ def state_dir(home: str | Path, name: str) -> Path:
     return Path(home) / INDEX / name
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def day_fingerprints(
     store: Store, asset: str, days: Iterable[str], cache: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """``({day: fingerprint}, new_cache)`` for the given partitions of ``asset``.
 
-    The fingerprint is the sha256 (32 hex digits) over the partition's Parquet files, names
-    and bytes, in name order. ``cache`` is the previous run's ``new_cache``: a day whose files
+    The fingerprint is :func:`corpus.store.partition_fingerprint` (sha256 over the partition's
+    Parquet files, names and bytes). ``cache`` is the previous run's ``new_cache``: a day whose files
     have the same size, mtime and inode is not read again.
     """
     cache = cache or {}
@@ -74,13 +66,7 @@ def day_fingerprints(
             st = e.stat()
             stats.append([e.name, st.st_size, st.st_mtime_ns, st.st_ino])
         old = cache.get(day)
-        if old is not None and old[0] == stats:
-            fp = old[1]
-        else:
-            h = hashlib.sha256()
-            for e in entries:
-                h.update(e.name.encode() + b"\0" + bytes.fromhex(file_sha256(folder / e.name)))
-            fp = h.hexdigest()[:32]
+        fp = old[1] if old is not None and old[0] == stats else partition_fingerprint(folder)
         prints[day] = fp
         new_cache[day] = [stats, fp]
     return prints, new_cache
