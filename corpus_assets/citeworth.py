@@ -23,6 +23,7 @@ from corpus_assets.common import (
     selected,
 )
 from corpus_assets.deployment import paper_workers
+from corpus_assets.freshness import read_mark, read_through_metadata
 from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -110,6 +111,7 @@ def citeworth_paragraphs(
                 "paragraph_funnel": count_table(summary["reasons"], "reason"),
                 "kept_per_field": count_table(summary["fields"], "field"),
             },
+            store=corpus.store,
         )
         report_day(
             context,
@@ -120,6 +122,7 @@ def citeworth_paragraphs(
                 "candidates": summary["candidates"],
                 "papers_funnel": count_table(summary["paper_reasons"], "reason"),
             },
+            store=corpus.store,
         )
     corpus.store.refresh_views([PARAGRAPHS, CANDIDATES])
     preview = ["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"]
@@ -160,7 +163,7 @@ def _table_2(st: dict) -> dg.MetadataValue:
 
 
 @dg.asset(
-    deps=["citeworth_paragraphs"],
+    deps=[PARAGRAPHS, CANDIDATES],
     group_name="release",
     kinds={"parquet", "json"},
     description=(
@@ -169,9 +172,12 @@ def _table_2(st: dict) -> dg.MetadataValue:
         "dataset card; only days whose content changed are read, only changed split files rewritten."
     ),
 )
-def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.MaterializeResult:
+def citeworth_splits(
+    context: dg.AssetExecutionContext, config: CiteworthSplitsConfig, corpus: CorpusStore
+) -> dg.MaterializeResult:
     from corpus.release.citeworth import build_release, release_dir
 
+    mark = read_mark(context.instance)  # before reading: what is above it is checked again
     summary = build_release(corpus.home, seed=config.seed, per_field=config.per_field)
     corpus.store.refresh_views()
     st = summary["stats"]
@@ -218,6 +224,7 @@ def citeworth_splits(config: CiteworthSplitsConfig, corpus: CorpusStore) -> dg.M
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
+            **read_through_metadata(mark),
         },
     )
 

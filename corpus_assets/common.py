@@ -67,17 +67,27 @@ OWNERS = ["team:corpus"]  # who answers for the assets (the project's maintainer
 
 
 def report_day(
-    context: dg.AssetExecutionContext, asset: str, day: str, rows: int, metadata: Mapping | None = None
+    context: dg.AssetExecutionContext,
+    asset: str,
+    day: str,
+    rows: int,
+    metadata: Mapping | None = None,
+    store=None,
 ) -> None:
     """Metadata of one daily partition, on that partition's own materialisation event.
 
     A backfill run covers several days; each day gets its own counts (``dagster/row_count``
     and the stage's summary), so nothing in an event grows with the number of days in a run.
+    With ``store`` (the assets a cross-day asset reads), the partition's content fingerprint
+    too: what the cross-day assets' catch-up compares (corpus_assets.freshness).
     """
     if dg.AssetKey(asset) not in context.selected_asset_keys:  # a subset of a multi-asset
         return
+    from corpus_assets.freshness import fingerprint_metadata
+
+    extra = fingerprint_metadata(store.partition_dir(asset, day)) if store is not None else {}
     context.add_asset_metadata(
-        {"dagster/row_count": int(rows), **(metadata or {})}, asset_key=asset, partition_key=day
+        {"dagster/row_count": int(rows), **(metadata or {}), **extra}, asset_key=asset, partition_key=day
     )
 
 

@@ -18,12 +18,12 @@ from corpus_assets.jobs import (
     UNPARTITIONED_ASSETS,
     all_jobs,
     automation_sensor,
-    cross_day_condition,
     daily_condition,
 )
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
+from sensors.cross_day import build_catch_up_sensor
 from sensors.endpoint import arxiv_endpoint_sensor
 from sensors.landing import landing_oai_sensor
 
@@ -42,13 +42,11 @@ def build_resources() -> dict:
 
 def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
     """Each asset's owners and automation condition (corpus_assets.jobs): daily ones follow
-    their day's inputs, cross-day ones catch up on CORPUS_GRAPH_CRON."""
+    their day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor."""
     name = spec.key.to_user_string()
     spec = spec.replace_attributes(owners=OWNERS)
     if name in DAILY_ASSETS and name not in ROOTS:
         return spec.replace_attributes(automation_condition=daily_condition())
-    if name in UNPARTITIONED_ASSETS:
-        return spec.replace_attributes(automation_condition=cross_day_condition())
     return spec
 
 
@@ -60,14 +58,17 @@ assets = dg.with_source_code_references(
 )
 
 
-def cross_day_checks(assets_defs) -> list[dg.AssetChecksDefinition]:
-    """An ``up_to_date`` check on every cross-day asset, over the inputs it reads."""
-    checks = []
-    for a in assets_defs:
-        for key in a.keys:
-            if key.to_user_string() in UNPARTITIONED_ASSETS:
-                checks.append(up_to_date_check(key, a.asset_deps[key]))
-    return checks
+def cross_day_reads(assets_defs) -> dict[str, list[str]]:
+    """What each cross-day asset reads (its deps: the lineage is the truth), in job order."""
+    deps = {
+        key.to_user_string(): sorted(k.to_user_string() for k in a.asset_deps[key])
+        for a in assets_defs
+        for key in a.keys
+    }
+    return {name: deps[name] for name in UNPARTITIONED_ASSETS}
+
+
+READS = cross_day_reads(assets)
 
 
 def deployment_sensors() -> list[dg.SensorDefinition]:
@@ -81,9 +82,18 @@ def deployment_sensors() -> list[dg.SensorDefinition]:
 
 defs = dg.Definitions(
     assets=assets,
-    asset_checks=[*dg.load_asset_checks_from_modules([citeworth]), *cross_day_checks(assets)],
+    asset_checks=[
+        *dg.load_asset_checks_from_modules([citeworth]),
+        *(up_to_date_check(asset, READS) for asset in READS),
+    ],
     jobs=[*all_jobs, bulk.bulk_index_job],
-    sensors=[landing_oai_sensor, arxiv_endpoint_sensor, automation_sensor, *deployment_sensors()],
+    sensors=[
+        landing_oai_sensor,
+        arxiv_endpoint_sensor,
+        automation_sensor,
+        build_catch_up_sensor(READS),
+        *deployment_sensors(),
+    ],
     resources=build_resources(),
     executor=executor_def(),  # in process by default; CORPUS_EXECUTOR=celery|k8s for steps across machines
 )

@@ -1,55 +1,343 @@
-"""Are the cross-day assets current? One ``up_to_date`` check per cross-day asset.
+"""Are the cross-day assets current? Decided from the data they read, not from event timing.
 
-Dagster's own staleness does not look through a daily asset's partitions into an asset
-that reads all of them, so the UI would never call ``citation_graph`` stale after a new
-day. Each cross-day asset therefore carries a check, evaluated by the automation sensor
-whenever an input or the asset itself is updated: it warns while any input partition is
-newer than the asset's last materialisation, and passes again once the asset catches up
-(on CORPUS_GRAPH_CRON). The check reads two timestamps from the instance, nothing else.
+A cross-day asset (``citation_links``, ``citation_graph``, the releases) reads every day of its
+daily inputs from the store. It is current when no input partition's *content* differs from
+what its last materialisation read. Two records make that a comparison, not a guess:
+
+* every partition of a daily input records its content fingerprint in its materialisation
+  event (``fingerprint``: :func:`corpus.store.partition_fingerprint`, the sha256 of its Parquet
+  files, the same value the release manifests record per day);
+* every cross-day materialisation records ``inputs_read_through``: the event log's highest
+  storage id, taken *before* the asset read the store. A partition whose event is at or below
+  it was on disk when the asset read (its files are written before its event), so only events
+  above it can hold something the asset has not read; for each of those days the fingerprint of
+  its latest event is compared with the one of its latest event at or below the mark (what the
+  asset read). A day written while the asset ran, before or after its materialisation event, has
+  its event above the mark; a day re-delivered with the same rows has the same fingerprint.
+
+So the verdict is a function of the event log alone: a fresh evaluator (a restarted daemon, a
+reset sensor) reaches it too, and its cost is the events above the mark, not the store's days.
+
+Why not Dagster's own means (dagster 1.13.27): ``AutomationCondition.any_deps_updated()``
+``.since_last_handled()`` is event timing (an update and the asset's own materialisation in the
+same evaluation window count as handled, and a new evaluator starts with nothing to handle), so
+a day built during a cross-day run was never caught up (issue 28). Data versions do not reach
+here: Dagster records an input's data version per partition only for fewer than 100 partitions
+(``SKIP_PARTITION_DATA_VERSION_DEPENDENCY_THRESHOLD``; above, it takes the last event's), one run
+of several days cannot give each day its own data version, and ``data_version_changed()`` is
+again "since the previous tick". A custom ``AutomationCondition`` would need a user-code
+automation sensor, whose runs Dagster always puts in the implicit ``__ASSET_JOB``; the catch-up is
+therefore a sensor of the ``corpus_graph`` job (sensors/cross_day.py) built on :func:`assess`, and
+the ``up_to_date`` check below runs the same function.
 """
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import dagster as dg
 
+READ_THROUGH = "inputs_read_through"  # cross-day materialisations: the event log mark they read at
+FINGERPRINT = "fingerprint"  # daily partitions' materialisations: their content fingerprint
+CUTOFF = "cutoff"  # releases that read days up to a cutoff: later days are not their input
+CHECK_NAME = "up_to_date"
+PAGE = 1000  # events read per query
+MAX_TRACKED = 200  # changed partitions remembered one by one; beyond, "and more" until the next run
+SHOWN = 5  # changed partitions named in a description
 
-def _latest(instance: dg.DagsterInstance, key: dg.AssetKey) -> float | None:
-    event = instance.get_latest_materialization_event(key)
-    return event.timestamp if event is not None else None
+
+def read_mark(instance: dg.DagsterInstance) -> int:
+    """The event log's highest storage id now: taken by a cross-day asset before it reads."""
+    return instance.event_log_storage.get_maximum_record_id() or 0
+
+
+def read_through_metadata(mark: int | None) -> dict[str, dg.MetadataValue]:
+    """The mark as materialisation metadata (none when it was lost: the asset then counts as
+    stale, and its next run records one)."""
+    return {} if mark is None else {READ_THROUGH: dg.MetadataValue.int(mark)}
+
+
+def _mark_path(home: str | Path, asset: str, run_id: str) -> Path:
+    return Path(home) / ".index" / "read_marks" / f"{asset}-{run_id}"
+
+
+def save_mark(home: str | Path, asset: str, run_id: str, mark: int) -> None:
+    """Keep a graph-backed asset's mark from its first step (which reads the store) for its last
+    step (which reports the materialisation); steps may run in other processes or machines."""
+    from corpus.store import atomic_write_bytes
+
+    atomic_write_bytes(_mark_path(home, asset, run_id), str(mark).encode())
+
+
+def take_mark(home: str | Path, asset: str, run_id: str) -> int | None:
+    """The mark :func:`save_mark` kept for this run (removed), or None."""
+    path = _mark_path(home, asset, run_id)
+    try:
+        mark = int(path.read_text())
+    except (OSError, ValueError):
+        return None
+    path.unlink(missing_ok=True)
+    return mark
+
+
+def fingerprint_metadata(partition_dir: Path) -> dict[str, str]:
+    """A daily partition's content fingerprint, for its materialisation event."""
+    from corpus.store import partition_fingerprint
+
+    return {FINGERPRINT: partition_fingerprint(partition_dir)}
+
+
+def _value(record: dg.EventLogRecord | None, key: str):
+    if record is None or record.asset_materialization is None:
+        return None
+    entry = record.asset_materialization.metadata.get(key)
+    return entry.value if entry is not None else None
 
 
 def _when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="seconds") if ts else "never"
 
 
-def up_to_date_check(asset: dg.AssetKey, inputs: Iterable[dg.AssetKey]) -> dg.AssetChecksDefinition:
-    inputs = sorted(inputs, key=lambda k: k.to_user_string())
-    AC = dg.AutomationCondition
+@dataclass
+class Verdict:
+    """What :func:`assess` found for one cross-day asset."""
+
+    asset: str
+    current: bool
+    why: str  # one line: what makes it current or stale
+    materialization: dg.EventLogRecord | None = None
+    changed: dict[str, dict[str, int]] = field(default_factory=dict)  # input -> {day: event id}
+    more: bool = False  # more changed partitions than were tracked
+
+    @property
+    def n_changed(self) -> int:
+        return sum(len(days) for days in self.changed.values())
+
+    def changed_names(self) -> list[str]:
+        return sorted(f"{i} {d}".strip() for i, days in self.changed.items() for d in days)
+
+    def description(self) -> str:
+        if self.current:
+            return f"current: {self.why}"
+        names = self.changed_names()
+        if not names:
+            return f"stale: {self.why}"
+        more = len(names) - SHOWN
+        listed = ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+        return f"stale: {listed}{' (and more)' if self.more else ''} changed since its last run"
+
+    def metadata(self) -> dict[str, dg.MetadataValue]:
+        rec = self.materialization
+        return {
+            "materialized_at": dg.MetadataValue.text(_when(rec.timestamp if rec else None)),
+            READ_THROUGH: dg.MetadataValue.int(int(_value(rec, READ_THROUGH) or 0)),
+            "changed_partitions": dg.MetadataValue.int(self.n_changed),
+            "changed": dg.MetadataValue.text(", ".join(self.changed_names()[:50]) or "none"),
+        }
+
+
+def _latest_materialization(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.EventLogRecord | None:
+    records = instance.fetch_materializations(key, limit=1).records
+    return records[0] if records else None
+
+
+def _read_fingerprints(
+    instance: dg.DagsterInstance, key: dg.AssetKey, days: Sequence[str], mark: int
+) -> dict[str, str | None]:
+    """Each day's fingerprint as of ``mark`` (its latest event at or below it): what was read."""
+    found: dict[str, str | None] = {}
+    cursor = None
+    while len(found) < len(days):
+        result = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(days), before_storage_id=mark + 1),
+            limit=PAGE,
+            cursor=cursor,
+        )  # newest first: the first record of a day is its latest
+        for rec in result.records:
+            found.setdefault(rec.partition_key, _value(rec, FINGERPRINT))
+        if not result.has_more:
+            break
+        cursor = result.cursor
+    return found
+
+
+def _scan_input(
+    instance: dg.DagsterInstance,
+    key: dg.AssetKey,
+    after: int,
+    mark: int,
+    cutoff: str | None,
+    changed: dict[str, list],
+    room: int,
+) -> tuple[int, bool]:
+    """Bring ``changed`` ({day: [event id, fingerprint]}) up to date with the input's events
+    above ``after``; returns the new ``after`` and whether more days changed than ``room``."""
+    overflow = False
+    cursor = None
+    while True:
+        result = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, after_storage_id=after),
+            limit=PAGE,
+            cursor=cursor,
+            ascending=True,
+        )
+        latest: dict[str, dg.EventLogRecord] = {}
+        for rec in result.records:
+            day = rec.partition_key or ""  # "": an unpartitioned input (rebuilt: changed)
+            if not (cutoff and day and day > cutoff):
+                latest[day] = rec
+        read = _read_fingerprints(instance, key, [d for d in latest if d], mark)
+        for day, rec in latest.items():
+            fp = _value(rec, FINGERPRINT)
+            if day and fp is not None and read.get(day) == fp:
+                changed.pop(day, None)  # the same content as was read (re-delivered, or reverted)
+            elif day in changed or len(changed) < room:
+                changed[day] = [rec.storage_id, fp]
+            else:
+                overflow = True
+        if result.records:
+            after = result.records[-1].storage_id
+        if not result.has_more:
+            return after, overflow
+        cursor = result.cursor
+
+
+def assess(
+    instance: dg.DagsterInstance,
+    asset: dg.AssetKey,
+    inputs: Iterable[dg.AssetKey],
+    state: Mapping | None = None,
+) -> tuple[Verdict, dict]:
+    """Is ``asset`` current with ``inputs``? Returns the verdict and a state to pass to the next
+    call (a sensor's cursor keeps it), so that call reads only events that are new since: a state
+    that belongs to an older materialisation of the asset is dropped. Without state, the events
+    above the asset's mark are read (few, unless it has not run for a long time)."""
+    name = asset.to_user_string()
+    rec = _latest_materialization(instance, asset)
+    if rec is None:
+        built = [k.to_user_string() for k in inputs if _latest_materialization(instance, k) is not None]
+        if built:
+            return Verdict(name, False, f"never built; {', '.join(built)} have partitions"), {}
+        return Verdict(name, True, "never built, and no input has partitions yet"), {}
+    mark = _value(rec, READ_THROUGH)
+    if mark is None:
+        why = f"its last materialisation does not record what it read ({READ_THROUGH})"
+        return Verdict(name, False, why, rec), {}
+    mark = int(mark)
+    cutoff = _value(rec, CUTOFF)
+    if not state or state.get("mat") != rec.storage_id:
+        state = {"mat": rec.storage_id, "through": {}, "changed": {}, "more": False}
+    new = {"mat": rec.storage_id, "through": {}, "changed": {}, "more": bool(state.get("more"))}
+    for key in inputs:
+        k = key.to_user_string()
+        changed = {d: list(v) for d, v in state["changed"].get(k, {}).items()}
+        room = MAX_TRACKED - sum(len(v) for i, v in new["changed"].items())
+        after, overflow = _scan_input(
+            instance, key, int(state["through"].get(k, mark)), mark, cutoff, changed, room
+        )
+        new["through"][k] = after
+        if changed:
+            new["changed"][k] = changed
+        new["more"] = new["more"] or overflow
+    current = not new["changed"] and not new["more"]
+    why = f"read every input partition materialised up to event {mark}" + (
+        f" (days up to its cutoff {cutoff})" if cutoff else ""
+    )
+    verdict = Verdict(
+        name,
+        current,
+        why,
+        rec,
+        {i: {d: v[0] for d, v in days.items()} for i, days in new["changed"].items()},
+        new["more"],
+    )
+    return verdict, new
+
+
+def assess_all(
+    instance: dg.DagsterInstance, reads: Mapping[str, Sequence[str]], states: Mapping | None = None
+) -> tuple[dict[str, Verdict], dict]:
+    """:func:`assess` for every cross-day asset in ``reads`` ({asset: what it reads}, an asset
+    after the cross-day assets it reads). One that reads a stale cross-day asset is stale too,
+    whatever its own inputs say: ``citation_graph`` built from links that miss a day misses it."""
+    states = states or {}
+    verdicts: dict[str, Verdict] = {}
+    new_states: dict = {}
+    for asset, inputs in reads.items():
+        verdict, new_states[asset] = assess(
+            instance, dg.AssetKey(asset), [dg.AssetKey(i) for i in inputs], states.get(asset)
+        )
+        upstream = [i for i in inputs if i in verdicts and not verdicts[i].current]
+        if upstream and verdict.current:
+            verdict = Verdict(
+                asset, False, f"it reads {', '.join(upstream)}, which is stale", verdict.materialization
+            )
+        verdicts[asset] = verdict
+    return verdicts, new_states
+
+
+def with_upstream(reads: Mapping[str, Sequence[str]], asset: str) -> dict[str, list[str]]:
+    """``reads`` restricted to ``asset`` and the cross-day assets it reads, directly or not."""
+    keep = {asset}
+    grew = True
+    while grew:
+        grew = False
+        for a in list(keep):
+            for i in reads.get(a, []):
+                if i in reads and i not in keep:
+                    keep.add(i)
+                    grew = True
+    return {a: list(inputs) for a, inputs in reads.items() if a in keep}
+
+
+def check_evaluation(verdict: Verdict) -> dg.AssetCheckEvaluation:
+    """The ``up_to_date`` check's result for ``verdict``, as a sensor reports it."""
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+
+    rec = verdict.materialization
+    target = (
+        AssetCheckEvaluationTargetMaterializationData(
+            storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp
+        )
+        if rec is not None
+        else None
+    )
+    return dg.AssetCheckEvaluation(
+        asset_key=dg.AssetKey(verdict.asset),
+        check_name=CHECK_NAME,
+        passed=verdict.current,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=verdict.description(),
+        metadata=verdict.metadata(),
+        target_materialization_data=target,
+    )
+
+
+def up_to_date_check(asset: str, reads: Mapping[str, Sequence[str]]) -> dg.AssetChecksDefinition:
+    """The ``up_to_date`` check of a cross-day asset: :func:`assess_all` from the event log. It
+    runs with every run of the asset (no automation condition of its own), and the catch-up
+    sensor reports it again whenever its verdict changes, within one tick of a day landing."""
+    scope = with_upstream(reads, asset)
+    inputs = [dg.AssetKey(i) for i in sorted(reads[asset])]
 
     @dg.asset_check(
-        asset=asset,
-        name="up_to_date",
+        asset=dg.AssetKey(asset),
+        name=CHECK_NAME,
         additional_deps=inputs,
-        description="No input partition is newer than this asset's last materialisation "
-        f"(inputs: {', '.join(k.to_user_string() for k in inputs)}).",
-        automation_condition=(
-            AC.any_deps_updated().since_last_handled() & ~AC.any_deps_in_progress() & ~AC.in_progress()
-        ).with_label("an input or the asset changed"),
+        description="Current when no input partition's content differs from what the asset's last "
+        f"materialisation read (inputs: {', '.join(k.to_user_string() for k in inputs)}); stale names "
+        "the partitions that changed. Reported by the catch-up sensor within one tick of a change.",
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        own = _latest(context.instance, asset)
-        newest = {k.to_user_string(): _latest(context.instance, k) for k in inputs}
-        newer = sorted(k for k, ts in newest.items() if ts is not None and (own is None or ts > own))
+        verdict = assess_all(context.instance, scope)[0][asset]
         return dg.AssetCheckResult(
-            passed=not newer,
+            passed=verdict.current,
             severity=dg.AssetCheckSeverity.WARN,
-            description="stale: " + ", ".join(newer) + " changed since" if newer else "current",
-            metadata={
-                "materialized_at": _when(own),
-                "newest_input_at": _when(max((t for t in newest.values() if t), default=None)),
-                "newer_inputs": ", ".join(newer) or "none",
-            },
+            description=verdict.description(),
+            metadata=verdict.metadata(),
         )
 
     return _check

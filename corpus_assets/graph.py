@@ -9,6 +9,7 @@ import dagster as dg
 
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, markdown_preview, rows_table, svg_plot
+from corpus_assets.freshness import read_mark, read_through_metadata, save_mark, take_mark
 from resources.store import CorpusStore
 
 LINK_SHARDS_ENV = "CORPUS_LINK_SHARDS"
@@ -32,8 +33,9 @@ def _runs_dir(corpus: CorpusStore, run_id: str) -> Path:
 @dg.op(ins={"papers": dg.In(dg.Nothing), "bib_entries": dg.In(dg.Nothing)}, out=dg.DynamicOut(dg.Nothing))
 def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Lay the links out in the configured number of shards; one step per shard follows."""
-    from corpus.graph.citation_links import prepare_links
+    from corpus.graph.citation_links import ASSET, prepare_links
 
+    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
     n = link_shards()
     if prepare_links(corpus.home, n):
         context.log.info(f"citation_links laid out again in {n} shard(s): every shard runs in full")
@@ -56,8 +58,9 @@ def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
 
 @dg.op(ins={"shards": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
 def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
-    from corpus.graph.citation_links import merge_summaries
+    from corpus.graph.citation_links import ASSET, merge_summaries
 
+    mark = take_mark(corpus.home, ASSET, context.run_id)
     runs = _runs_dir(corpus, context.run_id)
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(runs.glob("shard-*.json"))]
     shutil.rmtree(runs, ignore_errors=True)
@@ -79,6 +82,7 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None
             "old_links_changed": summary["changed"],
             "day_files_rewritten": summary["days_rewritten"],
             "via": count_table(summary["via"], "via"),
+            **read_through_metadata(mark),
         }
     )
 
@@ -148,11 +152,15 @@ def graph_shards() -> int:
     return int(raw)
 
 
-@dg.op(ins={"links": dg.In(dg.Nothing)}, out=dg.DynamicOut(dg.Nothing))
+@dg.op(
+    ins={name: dg.In(dg.Nothing) for name in ("links", "papers", "bib_entries", "fulltext_ids")},
+    out=dg.DynamicOut(dg.Nothing),
+)
 def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Which days' edges change (corpus.graph.citation_graph.plan_graph); one step per share of them."""
-    from corpus.graph.citation_graph import plan_graph
+    from corpus.graph.citation_graph import ASSET, plan_graph
 
+    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
     plan = plan_graph(corpus.home)
     n = max(1, min(graph_shards(), len(plan["days"])))
     context.log.info(f"citation_graph: {plan['mode']}, {len(plan['days'])} day(s) to build in {n} step(s)")
@@ -173,9 +181,10 @@ def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> Non
 def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
     import polars as pl
 
-    from corpus.graph.citation_graph import finish_graph
+    from corpus.graph.citation_graph import ASSET, finish_graph
     from corpus.graph.network import EDGE_SCHEMA
 
+    mark = take_mark(corpus.home, ASSET, context.run_id)
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)
@@ -205,11 +214,16 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
     preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)
     metadata["preview"] = markdown_preview(preview, list(EDGE_SCHEMA))
-    context.add_output_metadata(metadata)
+    context.add_output_metadata({**metadata, **read_through_metadata(mark)})
 
 
 @dg.graph_asset(
-    ins={"links": dg.AssetIn("citation_links", dagster_type=dg.Nothing)},
+    ins={  # what it reads: the links, and the days' papers, bibliographies and full-text ids
+        "links": dg.AssetIn("citation_links", dagster_type=dg.Nothing),
+        "papers": dg.AssetIn("papers", dagster_type=dg.Nothing),
+        "bib_entries": dg.AssetIn("bib_entries", dagster_type=dg.Nothing),
+        "fulltext_ids": dg.AssetIn("fulltext_ids", dagster_type=dg.Nothing),
+    },
     group_name="graph",
     kinds={"parquet"},
     description="Paper-level citation edges (bib links + arXiv ids in the full text), one file per citing "
@@ -217,6 +231,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     "and a log-log degree plot. Incremental: only days whose inputs or deciding papers changed are built "
     "(in CORPUS_GRAPH_SHARDS parallel steps); the statistics come from integer node codes.",
 )
-def citation_graph(links):
-    parts = plan_graph_days(links=links).map(build_graph_days)
+def citation_graph(links, papers, bib_entries, fulltext_ids):
+    parts = plan_graph_days(links=links, papers=papers, bib_entries=bib_entries, fulltext_ids=fulltext_ids)
+    parts = parts.map(build_graph_days)
     return finish_graph_stats(parts.collect())

@@ -1,11 +1,12 @@
 """Jobs: the daily corpus job (every daily asset of the days asked for) and the cross-day job,
 their retry policy, and the automation that keeps both current.
 
-The flow (H): the landing and endpoint sensors ask ``corpus_daily`` for each new or changed
-day; the cross-day assets catch up on ``CORPUS_GRAPH_CRON`` through their automation
-condition once any daily partition is newer than they are, so ten new days in an hour give
-one cross-day run. A user who materialises only ``arxiv_metadata`` of a day in the UI gets
-the rest of that day by the daily assets' own condition.
+The flow: the landing and endpoint sensors ask ``corpus_daily`` for each new or changed day;
+the catch-up sensor (sensors/cross_day.py) asks ``corpus_graph`` for the cross-day assets whose
+inputs' content differs from what they last read, at most once per tick of
+``CORPUS_GRAPH_CRON``, so ten new days in an hour give one cross-day run. A user who
+materialises only ``arxiv_metadata`` of a day in the UI gets the rest of that day by the daily
+assets' own automation condition (the ``corpus_automation`` sensor).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ UNPARTITIONED_ASSETS = [
 
 # Retries live on jobs, not assets (DESIGN.md §4): transient network faults retry the step.
 retry = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
-# Runs the automation sensor launches are retried whole by the instance (dagster.yaml run_retries).
+# Runs the automation and catch-up sensors launch are retried whole by the instance (dagster.yaml run_retries).
 AUTOMATION_RUN_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILURE"}
 
 
@@ -73,20 +74,6 @@ def daily_condition() -> dg.AutomationCondition:
         & ~AC.any_deps_in_progress()
         & ~AC.in_progress()
     ).with_label("follows its day's inputs")
-
-
-def cross_day_condition(cron: str | None = None) -> dg.AutomationCondition:
-    """A cross-day asset catches up once per cron tick, and only when a partition it reads is
-    newer than its last run (the label the UI shows while it waits); never while a day it
-    reads is still being built. All cross-day assets are asked in the same tick: one run."""
-    AC = dg.AutomationCondition
-    cron = cron or graph_cron()
-    return (
-        AC.cron_tick_passed(cron).since_last_handled().with_label(f"a tick of {cron} passed")
-        & AC.any_deps_updated().since_last_handled().with_label("a daily partition is newer than this asset")
-        & ~AC.any_deps_in_progress().with_label("a day it reads is being built")
-        & ~AC.in_progress()
-    ).with_label(f"catches up on {cron}")
 
 
 corpus_daily = dg.define_asset_job(
@@ -116,10 +103,10 @@ all_jobs = [corpus_daily, arxiv_metadata_job, corpus_graph]
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "corpus_automation",
-    target=dg.AssetSelection.all(),
+    target=dg.AssetSelection.assets(*DAILY_ASSETS),
     default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
     run_tags=AUTOMATION_RUN_TAGS,
-    description="Evaluates the assets' automation conditions: a day's assets follow their inputs, the "
-    f"cross-day assets catch up on CORPUS_GRAPH_CRON (default {DEFAULT_GRAPH_CRON!r}).",
+    description="Evaluates the daily assets' automation conditions: the rest of a day follows a partial "
+    "materialisation of it (the cross-day assets are the corpus_graph_catch_up sensor's).",
 )

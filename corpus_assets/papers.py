@@ -62,8 +62,9 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
                 "paper_counts": count_table(summary["counts"], "statistic"),
                 "parse_choice": count_table(summary["parse_reasons"], "reason"),
             },
+            store=store,
         )
-        report_day(context, FULLTEXT_IDS, day, store.partition_rows(FULLTEXT_IDS, day))
+        report_day(context, FULLTEXT_IDS, day, store.partition_rows(FULLTEXT_IDS, day), store=store)
     store.refresh_views(["papers", FULLTEXT_IDS])
     preview = ["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"]
     if selected(context, "papers"):
@@ -101,6 +102,7 @@ def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Ma
                 "with_arxiv_id": summary["with_arxiv_id"],
                 "share_with_title": round(summary["with_title"] / n, 4),
             },
+            store=corpus.store,
         )
     corpus.store.refresh_views(["bib_entries"])
     preview = ["entry_id", "norm_title", "doi", "arxiv_id", "year", "first_author_surname", "mentions"]

@@ -8,6 +8,7 @@ from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, partition_metadata, report_day, rows_table, svg_plot
 from corpus_assets.deployment import paper_workers
+from corpus_assets.freshness import read_mark, read_through_metadata
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -48,6 +49,7 @@ def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Material
                 "kept": count_table(summary["kept"], "release", total=summary["papers"]),
                 "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
             },
+            store=corpus.store,
         )
     corpus.store.refresh_views(["pes2o"])
     preview = ["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"]
@@ -75,6 +77,7 @@ def _release(
     from corpus.release.pes2o_release import ReleaseSettings, funnel_svg, release_dir, write_release
 
     settings = ReleaseSettings(cutoff=config.cutoff, max_shard_bytes=config.max_shard_bytes)
+    mark = read_mark(context.instance)  # before reading: what is above it is checked again
     summary = write_release(corpus.home, version, settings, workers=config.workers or None)
     root = release_dir(corpus.home, version)
     stats = summary["stats"]
@@ -100,7 +103,8 @@ def _release(
             "shards_reused": summary["shards_reused"],
             "days_changed": summary["days_changed"],
             "days_after_cutoff": summary["days_after_cutoff"],
-            "cutoff": config.cutoff,
+            "cutoff": config.cutoff,  # days after it are not read (corpus_assets.freshness)
+            **read_through_metadata(mark),
             "statistics": rows_table(stats, ["source", "split", "documents", "words"]),
             "funnel": rows_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
             "files": rows_table(  # the first ones; manifest.json lists them all

@@ -19,14 +19,14 @@ REPO = Path(__file__).resolve().parents[1]
 DAYS = ("2023-01-30", "2023-02-14")
 
 
-def small_landing(shared_landing: Path, dest: Path) -> Path:
+def small_landing(shared_landing: Path, dest: Path, days: tuple[str, ...] = DAYS) -> Path:
     """A copy of a few real days of the landing zone, with their PDFs, e-prints and TEI."""
     for sub in ("oai", "pdf", "src", "tei"):
         (dest / sub).mkdir(parents=True)
     zone = LandingZone(shared_landing)
-    for day in DAYS:
+    for day in days:
         shutil.copy(shared_landing / "oai" / f"{day}.xml", dest / "oai")
-    ids = [r.id for recs in zone.read_days(DAYS).records.values() for r in recs]
+    ids = [r.id for recs in zone.read_days(days).records.values() for r in recs]
     for sub in ("pdf", "src", "tei"):
         for path in (shared_landing / sub).iterdir():
             if any(path.name.startswith(i.replace("/", "_") + ".") for i in ids):
@@ -58,23 +58,28 @@ def test_new_pages_flow_through_every_asset_once(tmp_path, shared_landing):
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))[7:])
     assert all(out["initial_runs_ok"]) and out["initial_graph_ok"]
-    # The demo-then-UI case: the sensors and automation find nothing to redo.
+    # The demo-then-UI case: the sensors and automation find nothing to redo, the checks are green.
     assert out["after_demo_sensor_requests"] == 0
     assert out["after_demo_automation_requests"] == 0
+    assert out["after_demo_catch_up_requests"] == 0
+    assert all(out["after_demo_checks"].values()) and len(out["after_demo_checks"]) == 5
     # One new page: one daily run for its day, once; one cross-day run on the next cron tick.
     assert [day for day, _ in out["new_page_requests"]] == ["2025-03-24"]
     assert out["second_sensor_tick_requests"] == 0
-    # Before the cron tick the cross-day assets only say they are stale (their up_to_date checks).
-    assert out["before_cron_requests"] == ["checks"]
-    assert out["check_runs"][0] == {"up_to_date": False}
-    assert out["on_cron_requests"] == ["graph"]
-    # The checks confirm once that the assets are current again; then nothing more happens.
-    assert out["next_cron_requests"] == ["checks"] and out["check_runs"][1] == {"up_to_date": True}
+    # Before the cron tick the cross-day assets only say they are stale (their up_to_date checks);
+    # the peS2o releases read days up to their cutoff (2023-01-03): a 2025 day is not theirs.
+    assert out["before_cron_requests"] == []
+    stale = {"citation_links", "citation_graph", "citeworth_splits"}
+    assert {a for a, ok in out["before_cron_checks"].items() if not ok} == stale
+    assert out["on_cron_requests"] == [sorted(stale)]
+    # The checks are green again; then nothing more happens.
+    assert out["next_cron_requests"] == [] and all(out["next_cron_checks"].values())
     assert out["later_requests"] == []
     # Ten new days in one hour: ten daily runs, one cross-day run.
     assert len(out["ten_pages_requests"]) == 10
-    assert out["ten_before_cron_requests"] == ["checks"]
-    assert out["ten_on_cron_requests"] == ["graph"]
+    assert out["ten_before_cron_requests"] == []
+    assert out["ten_on_cron_requests"] == [sorted(stale)]
+    assert all(out["ten_after_checks"].values())
     assert all(out["daily_runs_ok"]) and all(out["graph_runs_ok"]) and len(out["graph_runs_ok"]) == 2
     # The new days reached the releases.
     data = tmp_path / "data"

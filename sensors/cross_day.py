@@ -1,0 +1,191 @@
+"""Catch-up sensor: the cross-day assets (the ``corpus_graph`` job) follow the days, decided
+from data (corpus_assets.freshness), whoever built the days and whenever.
+
+Each tick, for every cross-day asset: is any input partition's content different from what its
+last materialisation read? The ``up_to_date`` check is reported again whenever that verdict (or
+the partitions it names) changes, so the UI says "stale" within one tick of a day landing and
+"current" once the asset has read every built day. A stale asset is caught up by a
+``corpus_graph`` run (of the stale assets and the cross-day assets below them) at most once per
+tick of ``CORPUS_GRAPH_CRON``, never while a run or backfill that writes one of its inputs (or
+another cross-day run) is queued or running: ten new days in an hour give one run. A stale asset
+is asked for on the first sensor tick after a cron tick that came after the last tick at which
+it was current or asked for (as Dagster's ``on_cron``); a new or reset sensor, which has seen no
+tick, catches a stale asset up at once.
+
+The cursor holds, per asset, when it was last requested and the read position of
+:func:`corpus_assets.freshness.assess` (so a tick reads only events that are new); losing it
+costs one read of the events above each asset's mark, never a missed day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
+from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+from dagster._utils.schedules import get_latest_completed_cron_tick, get_next_cron_tick
+
+from corpus_assets.freshness import CHECK_NAME, Verdict, assess_all, check_evaluation
+from corpus_assets.jobs import AUTOMATION_RUN_TAGS, corpus_graph, graph_cron
+
+BUSY = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+]
+BACKFILL_BUSY = [BulkActionStatus.REQUESTED, BulkActionStatus.CANCELING, BulkActionStatus.FAILING]
+
+
+def now() -> dt.datetime:
+    """The tick's time (tests replace it to drive cron ticks)."""
+    return dt.datetime.now(dt.UTC)
+
+
+def busy_assets(instance: dg.DagsterInstance, job_assets: Callable[[str], set[str]]) -> set[str]:
+    """Assets written by runs queued or in progress and by backfills not finished."""
+    busy: set[str] = set()
+    for run in instance.get_runs(filters=RunsFilter(statuses=BUSY)):
+        if run.asset_selection is not None:
+            busy |= {k.to_user_string() for k in run.asset_selection}
+        else:
+            busy |= job_assets(run.job_name)
+    for backfill in instance.get_backfills(filters=BulkActionsFilter(statuses=BACKFILL_BUSY)):
+        if backfill.asset_selection:
+            busy |= {k.to_user_string() for k in backfill.asset_selection}
+        elif backfill.job_name:
+            busy |= job_assets(backfill.job_name)
+    return busy
+
+
+def _reported(record) -> tuple[bool | None, str | None]:
+    """(passed, description) of a check's latest execution; (None, None) when there is none or
+    it is still planned (a run will report it)."""
+    if record is None or record.event is None or record.status.value == "PLANNED":
+        return None, None
+    evaluation = record.event.get_dagster_event().asset_check_evaluation_data
+    return evaluation.passed, evaluation.description
+
+
+@dataclass
+class TickPlan:
+    """What one tick decides."""
+
+    verdicts: dict[str, Verdict]
+    run_assets: list[str] = field(default_factory=list)
+    evaluations: list[dg.AssetCheckEvaluation] = field(default_factory=list)
+    cursor: str = ""
+    message: str = ""
+
+
+def downstream_closure(reads: Mapping[str, Sequence[str]], assets: set[str]) -> set[str]:
+    """``assets`` and every cross-day asset that reads one of them."""
+    out = set(assets)
+    grew = True
+    while grew:
+        grew = False
+        for asset, inputs in reads.items():
+            if asset not in out and out & set(inputs):
+                out.add(asset)
+                grew = True
+    return out
+
+
+def plan_tick(
+    instance: dg.DagsterInstance,
+    reads: Mapping[str, Sequence[str]],
+    cursor: str | None,
+    at: dt.datetime,
+    cron: str,
+    job_assets: Callable[[str], set[str]],
+) -> TickPlan:
+    """One tick (pure but for the instance it reads): the verdicts, the check results to report,
+    the assets to run and the next cursor."""
+    saved = json.loads(cursor) if cursor else {}
+    handled: dict[str, float] = dict(saved.get("handled", {}))  # last tick it was current or asked for
+    verdicts, new_states = assess_all(instance, reads, saved.get("state"))
+
+    plan = TickPlan(verdicts)
+    keys = [dg.AssetCheckKey(dg.AssetKey(a), CHECK_NAME) for a in reads]
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    for key in keys:
+        verdict = verdicts[key.asset_key.to_user_string()]
+        passed, description = _reported(latest.get(key))
+        planned = key in latest and latest[key].status.value == "PLANNED"
+        if not planned and (passed, description) != (verdict.current, verdict.description()):
+            plan.evaluations.append(check_evaluation(verdict))
+
+    stale = [a for a, v in verdicts.items() if not v.current]
+    tick = get_latest_completed_cron_tick(cron, at, "UTC").timestamp()
+    busy = busy_assets(instance, job_assets) if stale else set()
+    if busy & set(reads):
+        plan.message = f"a cross-day run is queued or running ({', '.join(sorted(busy & set(reads)))})"
+    else:
+        waiting, blocked = [], []
+        for asset in stale:
+            if busy & set(reads[asset]):
+                blocked.append(f"{asset} (inputs being built: {', '.join(sorted(busy & set(reads[asset])))})")
+            elif handled.get(asset, float("-inf")) >= tick:
+                waiting.append(asset)
+            else:
+                plan.run_assets.append(asset)
+        plan.run_assets = sorted(downstream_closure(reads, set(plan.run_assets)), key=list(reads).index)
+        for asset in plan.run_assets:
+            handled[asset] = at.timestamp()
+        parts = []
+        if waiting:
+            nxt = get_next_cron_tick(cron, at, "UTC")
+            parts.append(
+                f"{', '.join(waiting)} wait for the next tick of {cron!r} ({nxt:%Y-%m-%d %H:%M} UTC)"
+            )
+        if blocked:
+            parts.append("waiting for " + "; ".join(blocked))
+        plan.message = "; ".join(parts)
+    if not stale:
+        plan.message = "every cross-day asset has read every input partition"
+    details = [verdicts[a].description() for a in stale]
+    if details and not plan.run_assets:
+        plan.message += ". " + " | ".join(f"{a}: {d}" for a, d in zip(stale, details, strict=True))
+    for asset, verdict in verdicts.items():
+        if verdict.current:
+            handled[asset] = at.timestamp()
+    plan.cursor = json.dumps({"handled": handled, "state": new_states}, sort_keys=True)
+    return plan
+
+
+def build_catch_up_sensor(reads: Mapping[str, Sequence[str]]) -> dg.SensorDefinition:
+    """The sensor over ``reads`` ({cross-day asset: the assets it reads}, from the asset graph)."""
+    cron = graph_cron()
+
+    @dg.sensor(
+        name="corpus_graph_catch_up",
+        job=corpus_graph,
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Catches the cross-day assets up (a corpus_graph run of the stale ones) when a daily "
+        "input's content differs from what they last read, once per tick of CORPUS_GRAPH_CRON "
+        f"({cron!r}) and never while their inputs are being built; reports their up_to_date checks.",
+    )
+    def corpus_graph_catch_up(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        repo = context.repository_def
+
+        def job_assets(name: str) -> set[str]:
+            if repo is None or not repo.has_job(name):
+                return set()
+            return {k.to_user_string() for k in repo.get_job(name).asset_layer.selected_asset_keys}
+
+        plan = plan_tick(context.instance, reads, context.cursor, now(), cron, job_assets)
+        if plan.run_assets:
+            request = dg.RunRequest(
+                asset_selection=[dg.AssetKey(a) for a in plan.run_assets],
+                tags={**AUTOMATION_RUN_TAGS, "corpus/catch_up": ",".join(plan.run_assets)},
+            )
+            return dg.SensorResult(run_requests=[request], cursor=plan.cursor, asset_events=plan.evaluations)
+        return dg.SensorResult(skip_reason=plan.message, cursor=plan.cursor, asset_events=plan.evaluations)
+
+    return corpus_graph_catch_up

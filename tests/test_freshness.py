@@ -1,0 +1,196 @@
+"""The cross-day assets' verdict (corpus_assets.freshness.assess) and the catch-up sensor's tick
+(sensors.cross_day.plan_tick), on an instance whose events are reported by hand: which days a
+cross-day asset has not read is decided from the fingerprints and the read mark alone."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import dagster as dg
+import pytest
+
+from corpus_assets.freshness import (
+    CUTOFF,
+    FINGERPRINT,
+    MAX_TRACKED,
+    READ_THROUGH,
+    assess,
+    read_mark,
+)
+from sensors.cross_day import plan_tick
+
+LINKS, PAPERS, BIB = dg.AssetKey("citation_links"), dg.AssetKey("papers"), dg.AssetKey("bib_entries")
+READS = {"citation_links": ["bib_entries", "papers"], "citation_graph": ["citation_links", "papers"]}
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
+def day(instance, key: dg.AssetKey, partition: str, fp: str | None) -> None:
+    """A daily partition's materialisation, with its content fingerprint (None: an event from
+    before fingerprints were recorded)."""
+    metadata = {FINGERPRINT: fp} if fp is not None else {}
+    instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=partition, metadata=metadata))
+
+
+def cross_day(instance, key: dg.AssetKey, mark: int | None, **metadata) -> None:
+    if mark is not None:
+        metadata[READ_THROUGH] = dg.MetadataValue.int(mark)
+    instance.report_runless_asset_event(dg.AssetMaterialization(key, metadata=metadata))
+
+
+def verdict(instance, key=LINKS, inputs=(PAPERS, BIB), state=None):
+    return assess(instance, key, list(inputs), state)
+
+
+def test_never_built_is_stale_once_an_input_has_partitions(instance):
+    assert verdict(instance)[0].current  # nothing to read yet
+    day(instance, PAPERS, "2024-01-01", "a")
+    v, _ = verdict(instance)
+    assert not v.current and "never built" in v.description()
+
+
+def test_a_day_written_after_the_read_is_stale_whatever_the_event_order(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    mark = read_mark(instance)  # the asset reads here ...
+    day(instance, PAPERS, "2024-01-02", "b")  # ... a day lands after the read, before its event
+    cross_day(instance, LINKS, mark)
+    v, _ = verdict(instance)
+    assert not v.current
+    assert v.changed == {"papers": {"2024-01-02": v.changed["papers"]["2024-01-02"]}}
+    assert "papers 2024-01-02" in v.description()
+    # The next materialisation reads it: current.
+    cross_day(instance, LINKS, read_mark(instance))
+    assert verdict(instance)[0].current
+
+
+def test_same_content_again_is_current_new_content_is_stale(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    cross_day(instance, LINKS, read_mark(instance))
+    day(instance, PAPERS, "2024-01-01", "a")  # re-delivered with the same rows
+    assert verdict(instance)[0].current
+    day(instance, PAPERS, "2024-01-01", "c")  # the same day, changed
+    assert not verdict(instance)[0].current
+    day(instance, PAPERS, "2024-01-01", "a")  # changed back to what was read
+    assert verdict(instance)[0].current
+
+
+def test_an_event_without_fingerprint_counts_as_changed(instance):
+    day(instance, PAPERS, "2024-01-01", None)
+    cross_day(instance, LINKS, read_mark(instance))
+    day(instance, PAPERS, "2024-01-01", None)
+    assert not verdict(instance)[0].current
+
+
+def test_a_materialisation_without_mark_is_stale(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    cross_day(instance, LINKS, None)
+    v, _ = verdict(instance)
+    assert not v.current and READ_THROUGH in v.description()
+
+
+def test_days_after_the_cutoff_are_not_inputs(instance):
+    pes2o, v1 = dg.AssetKey("pes2o"), dg.AssetKey("pes2o_v1")
+    day(instance, pes2o, "2022-12-01", "a")
+    cross_day(instance, v1, read_mark(instance), **{CUTOFF: "2023-01-03"})
+    day(instance, pes2o, "2024-05-01", "b")
+    assert verdict(instance, v1, [pes2o])[0].current
+    day(instance, pes2o, "2023-01-03", "c")
+    assert not verdict(instance, v1, [pes2o])[0].current
+
+
+def test_an_unpartitioned_input_rebuilt_after_the_read_is_stale(instance):
+    graph = dg.AssetKey("citation_graph")
+    cross_day(instance, LINKS, 0)
+    cross_day(instance, graph, read_mark(instance))
+    assert verdict(instance, graph, [LINKS])[0].current
+    cross_day(instance, LINKS, read_mark(instance))
+    v, _ = verdict(instance, graph, [LINKS])
+    assert not v.current and v.changed_names() == ["citation_links"]
+
+
+def test_the_state_gives_the_same_verdicts_reading_only_new_events(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    cross_day(instance, LINKS, read_mark(instance))
+    v, state = verdict(instance)
+    assert v.current and state["through"]["papers"] == state["through"]["bib_entries"]
+    day(instance, PAPERS, "2024-01-02", "b")
+    v, state = verdict(instance, state=state)
+    assert not v.current
+    day(instance, PAPERS, "2024-01-02", "b2")
+    day(instance, BIB, "2024-01-03", "x")
+    v, state = verdict(instance, state=state)
+    fresh, _ = verdict(instance)
+    assert v.changed_names() == fresh.changed_names() == ["bib_entries 2024-01-03", "papers 2024-01-02"]
+    # A new materialisation of the asset drops the old state.
+    cross_day(instance, LINKS, read_mark(instance))
+    v, state = verdict(instance, state=state)
+    assert v.current and not state["changed"]
+
+
+def test_more_changed_days_than_tracked_stay_stale_until_the_next_run(instance):
+    cross_day(instance, LINKS, read_mark(instance))
+    start = dt.date(2024, 1, 1)
+    for i in range(MAX_TRACKED + 5):
+        day(instance, PAPERS, (start + dt.timedelta(days=i)).isoformat(), f"fp{i}")
+    v, state = verdict(instance)
+    assert not v.current and v.more and v.n_changed == MAX_TRACKED
+    assert "(and more)" in v.description()
+    cross_day(instance, LINKS, read_mark(instance))
+    assert verdict(instance, state=state)[0].current
+
+
+AT = dt.datetime(2030, 1, 1, 10, 5, tzinfo=dt.UTC)
+
+
+def tick(instance, cursor, at):
+    """One tick; its check results reported as the sensor daemon reports them."""
+    plan = plan_tick(instance, READS, cursor, at, "0 * * * *", lambda job: set())
+    for evaluation in plan.evaluations:
+        instance.report_runless_asset_event(evaluation)
+    return plan
+
+
+def test_tick_requests_on_a_fresh_cursor_then_once_per_cron_tick(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    plan = tick(instance, None, AT)
+    assert plan.run_assets == ["citation_links", "citation_graph"]  # a new sensor catches up at once
+    assert [e.passed for e in plan.evaluations] == [False, False]
+    cursor = plan.cursor
+    # The run: links, then the graph (which reads the links' materialisation).
+    cross_day(instance, LINKS, read_mark(instance))
+    cross_day(instance, dg.AssetKey("citation_graph"), read_mark(instance))
+    plan = tick(instance, cursor, AT + dt.timedelta(minutes=1))
+    assert plan.run_assets == [] and [e.passed for e in plan.evaluations] == [True, True]
+    cursor = plan.cursor
+    # A new day before the next cron tick: stale at once, caught up on the tick.
+    day(instance, PAPERS, "2024-01-02", "b")
+    plan = tick(instance, cursor, AT + dt.timedelta(minutes=2))
+    assert plan.run_assets == [] and "wait for the next tick" in plan.message
+    assert [e.passed for e in plan.evaluations] == [False, False]
+    cursor = plan.cursor
+    plan = tick(instance, cursor, AT + dt.timedelta(minutes=3))
+    assert plan.run_assets == [] and plan.evaluations == []  # nothing new to report
+    plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=56))
+    assert plan.run_assets == ["citation_links", "citation_graph"]
+    # Requested at 11:01: not again before 12:00, even if the run has not read the day.
+    plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=57))
+    assert plan.run_assets == []
+    state = json.loads(plan.cursor)
+    assert set(state["handled"]) == {"citation_links", "citation_graph"}
+
+
+def test_tick_waits_while_an_input_or_a_cross_day_run_is_being_built(instance, monkeypatch):
+    import sensors.cross_day as cross_day_sensor
+
+    day(instance, PAPERS, "2024-01-01", "a")
+    monkeypatch.setattr(cross_day_sensor, "busy_assets", lambda inst, job_assets: {"papers"})
+    plan = tick(instance, None, AT)
+    assert plan.run_assets == [] and "inputs being built: papers" in plan.message
+    monkeypatch.setattr(cross_day_sensor, "busy_assets", lambda inst, job_assets: {"citation_graph"})
+    plan = tick(instance, None, AT)
+    assert plan.run_assets == [] and "cross-day run is queued or running" in plan.message
