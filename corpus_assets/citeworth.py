@@ -17,6 +17,8 @@ from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
     count_table,
     markdown_preview,
+    md_code,
+    md_text,
     partition_metadata,
     report_day,
     rows_table,
@@ -220,7 +222,9 @@ def citeworth_splits(
             "release_dir": dg.MetadataValue.path(str(root)),
             "manifest": dg.MetadataValue.path(str(root / "manifest.json")),
             "dataset_card": dg.MetadataValue.path(str(root / "README.md")),
-            "load_with": dg.MetadataValue.md(f'`datasets.load_dataset("{root}")` (train, validation, test)'),
+            "load_with": dg.MetadataValue.md(
+                f"{md_code(f'datasets.load_dataset({str(root)!r})')} (train, validation, test)"
+            ),
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
@@ -241,7 +245,10 @@ def leftover_citation_markers(corpus: CorpusStore) -> dg.AssetCheckResult:
     from corpus.release.citeworth_release import release_audit
 
     audit = release_audit(corpus.home)  # from the markers each line got when written: costs what changed
-    examples = "\n".join(f"- `{e['marker']}` {e['paper_id']}: {e['text'][:160]}" for e in audit["examples"])
+    examples = "\n".join(
+        f"- {md_code(e['marker'])} {md_text(e['paper_id'])}: {md_text(e['text'], 160)}"
+        for e in audit["examples"]
+    )
     return dg.AssetCheckResult(
         passed=audit["rate"] < CITEWORTH_LEFTOVER_RATE,
         severity=dg.AssetCheckSeverity.ERROR,

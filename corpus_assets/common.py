@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,21 +30,44 @@ def count_table(counts: Mapping[str, int], key: str, total: int | None = None) -
     return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=columns))
 
 
+_MD_SYNTAX = re.compile(r"([\\`*_\[\]|~#])")
+_MD_LINE_START = re.compile(r"^(\d*)([-+.)])")
+
+
+def md_text(value: object, width: int | None = None) -> str:
+    """Any text as literal Markdown on one line: what a reason, a title or a path says is what the
+    UI shows. HTML is escaped as entities (the UI's sanitiser drops tags, so ``no </record>
+    before the next record`` lost its ``</record>``) and Markdown syntax with backslashes (a
+    ``*`` or ``_`` in a title no longer starts emphasis, a ``|`` no longer splits a table cell).
+    ``width`` cuts the text first, with an ellipsis."""
+    text = " ".join(str(value if value is not None else "").split("\n")).replace("\r", " ")
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    text = _MD_SYNTAX.sub(r"\\\1", html.escape(text.strip(), quote=False))
+    return _MD_LINE_START.sub(r"\1\\\2", text)  # "1." / "-" / "+" would start a list
+
+
+def md_code(value: object) -> str:
+    """Text as an inline code span (shown verbatim, HTML included): fenced by more backticks than
+    it holds in a row."""
+    text = " ".join(str(value).split("\n"))
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_preview(
     frame: pl.DataFrame, columns: Sequence[str], rows: int = 10, width: int = 80
 ) -> dg.MetadataValue:
-    """The first rows of a frame as a markdown table, long cells cut to ``width``."""
+    """The first rows of a frame as a markdown table, long cells cut to ``width``, every cell
+    shown as the text it holds (:func:`md_text`)."""
     cols = [c for c in columns if c in frame.columns]
     if frame.is_empty() or not cols:
         return dg.MetadataValue.md("_no rows_")
-    head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
+    head = "| " + " | ".join(md_text(c) for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
     lines = []
     for row in frame.head(rows).select(cols).iter_rows():
-        cells = []
-        for value in row:
-            text = str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")
-            cells.append(text if len(text) <= width else text[: width - 1] + "…")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(md_text(value, width) for value in row) + " |")
     return dg.MetadataValue.md(head + "\n".join(lines))
 
 

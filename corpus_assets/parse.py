@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from corpus_assets.common import count_table, partition_metadata, report_day
+from corpus_assets.common import count_table, md_text, partition_metadata, report_day
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.grobid import GrobidResource
@@ -104,9 +104,9 @@ def grobid_tei(
     return dg.MaterializeResult(
         metadata={
             "grobid": dg.MetadataValue.md(
-                f"**Grobid unavailable** — {unavailable}. Pending PDFs are parsed on a later run."
+                f"**Grobid unavailable** — {md_text(unavailable)}. Pending PDFs are parsed on a later run."
                 if unavailable
-                else f"Grobid at {grobid.base_url} answered (or every TEI was cached)."
+                else f"Grobid at {md_text(grobid.base_url)} answered (or every TEI was cached)."
             ),
             **partition_metadata(corpus.store, "grobid_tei", days, ["id", "status", "source", "reason"]),
         }

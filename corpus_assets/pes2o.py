@@ -6,7 +6,7 @@ from pydantic import Field
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, partition_metadata, report_day, rows_table, svg_plot
+from corpus_assets.common import count_table, md_code, partition_metadata, report_day, rows_table, svg_plot
 from corpus_assets.deployment import paper_workers
 from corpus_assets.freshness import read_mark, read_through_metadata
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -118,7 +118,7 @@ def _release(
             **svg_plot("funnel_plot", "filter funnel", plot_path),
             "path": dg.MetadataValue.path(str(root)),
             "load_with": dg.MetadataValue.md(
-                f'`datasets.load_dataset("{root}")` (configs: default, s2orc, s2ag)'
+                f"{md_code(f'datasets.load_dataset({str(root)!r})')} (configs: default, s2orc, s2ag)"
             ),
         },
     )
