@@ -1,5 +1,6 @@
 """``make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD``: every daily asset over a range, as one
-Dagster asset backfill (the same thing the UI's "Launch backfill" makes), and wait for it.
+Dagster backfill of the ``corpus_daily`` job (what the job page's "Materialize all" makes), and
+wait for it.
 
 The backfill daemon cuts the range into runs of ``CORPUS_DAYS_PER_RUN`` days (the assets'
 multi-run backfill policy); the run queue starts up to ``max_concurrent_runs`` of them side by
@@ -60,22 +61,25 @@ def daemon_running(instance) -> bool:
 
 
 def submit(instance, launcher, days: list[str], title: str) -> str:
-    """Add an asset backfill of every daily asset over ``days``; returns its id."""
-    import dagster as dg
-    from dagster._core.execution.backfill import PartitionBackfill
+    """Add a backfill of the ``corpus_daily`` job over ``days``; returns its id. A job backfill
+    (what the job page's "Materialize all" launches) rather than an asset backfill (the asset
+    catalog's): its runs are ``corpus_daily`` runs, under the job in the UI, cut into ranges by
+    the assets' backfill policy all the same."""
+    from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
     from dagster._core.utils import make_new_backfill_id
 
-    from corpus_assets.jobs import DAILY_ASSETS
+    from corpus_assets.jobs import DAILY_JOB
 
-    backfill = PartitionBackfill.from_asset_partitions(
+    partition_set = next(ps for ps in launcher.repo.get_partition_sets() if ps.job_name == DAILY_JOB)
+    backfill = PartitionBackfill(
         backfill_id=make_new_backfill_id(),
-        asset_graph=launcher.repo.asset_graph,
+        partition_set_origin=partition_set.get_remote_origin(),
+        status=BulkActionStatus.REQUESTED,
         partition_names=days,
-        asset_selection=[dg.AssetKey(a) for a in DAILY_ASSETS],
-        backfill_timestamp=time.time(),
+        from_failure=False,
+        reexecution_steps=None,
         tags={},
-        dynamic_partitions_store=instance,
-        all_partitions=False,
+        backfill_timestamp=time.time(),
         title=title,
         description=None,
         run_config=QUIET,  # the runs' full logs are in the UI; the terminal shows progress

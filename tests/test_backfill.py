@@ -68,6 +68,8 @@ def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_
     with dg.DagsterInstance.get() as instance:
         (backfill,) = instance.get_backfills()
         runs = instance.get_run_records(RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))
+        # Its runs are corpus_daily runs (the job page's latest run, the Overview's row), not __ASSET_JOB.
+        assert {r.dagster_run.job_name for r in runs} == {"corpus_daily"}
         last_run_end = max(r.end_time for r in runs)
         assert backfill.backfill_end_timestamp - last_run_end < 10, "the backfill was reported late"
 
