@@ -40,11 +40,26 @@ def build_resources() -> dict:
     }
 
 
+BUILT_DAYS = "FAILED,MATERIALIZED,MATERIALIZING"  # the Partitions tab's status filter without "missing"
+
+
+def built_days_hint(name: str) -> str:
+    """Where a daily asset's built days are: its Partitions tab lists every day since the first
+    partition, built or not (7,000+ for all of arXiv), newest first."""
+    return (
+        f"\n\nBuilt days: the [Partitions tab without missing days](/assets/{name}?view=partitions"
+        f"&status={BUILT_DAYS}) (or untick *Missing* there)."
+    )
+
+
 def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
     """Each asset's owners and automation condition (corpus_assets.jobs): daily ones follow
-    their day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor."""
+    their day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor.
+    Daily ones also say where their built days are listed."""
     name = spec.key.to_user_string()
     spec = spec.replace_attributes(owners=OWNERS)
+    if name in DAILY_ASSETS:
+        spec = spec.replace_attributes(description=(spec.description or "") + built_days_hint(name))
     if name in DAILY_ASSETS and name not in ROOTS:
         return spec.replace_attributes(automation_condition=daily_condition())
     return spec

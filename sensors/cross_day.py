@@ -72,6 +72,10 @@ def _reported(record) -> tuple[bool | None, str | None]:
     return evaluation.passed, evaluation.description
 
 
+def _timestamp(value: str | float) -> float:
+    return float(value) if isinstance(value, int | float) else dt.datetime.fromisoformat(value).timestamp()
+
+
 @dataclass
 class TickPlan:
     """What one tick decides."""
@@ -107,7 +111,7 @@ def plan_tick(
     """One tick (pure but for the instance it reads): the verdicts, the check results to report,
     the assets to run and the next cursor."""
     saved = json.loads(cursor) if cursor else {}
-    handled: dict[str, float] = dict(saved.get("handled", {}))  # last tick it was current or asked for
+    handled = {a: _timestamp(t) for a, t in saved.get("handled", {}).items()}  # current or asked for
     verdicts, new_states = assess_all(instance, reads, saved.get("state"))
 
     plan = TickPlan(verdicts)
@@ -154,7 +158,10 @@ def plan_tick(
     for asset, verdict in verdicts.items():
         if verdict.current:
             handled[asset] = at.timestamp()
-    plan.cursor = json.dumps({"handled": handled, "state": new_states}, sort_keys=True)
+    stamps = {
+        a: dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds") for a, t in handled.items()
+    }
+    plan.cursor = json.dumps({"handled": stamps, "state": new_states}, sort_keys=True)
     return plan
 
 
