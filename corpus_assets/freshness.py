@@ -43,6 +43,7 @@ FINGERPRINT = "fingerprint"  # daily partitions' materialisations: their content
 CUTOFF = "cutoff"  # releases that read days up to a cutoff: later days are not their input
 CHECK_NAME = "up_to_date"
 PAGE = 1000  # events read per query
+PARTITIONS_PER_QUERY = 500  # days named in one query (SQLite's bound on a statement's variables)
 MAX_TRACKED = 200  # changed partitions remembered one by one; beyond, "and more" until the next run
 SHOWN = 5  # changed partitions named in a description
 
@@ -147,18 +148,22 @@ def _read_fingerprints(
 ) -> dict[str, str | None]:
     """Each day's fingerprint as of ``mark`` (its latest event at or below it): what was read."""
     found: dict[str, str | None] = {}
-    cursor = None
-    while len(found) < len(days):
-        result = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(days), before_storage_id=mark + 1),
-            limit=PAGE,
-            cursor=cursor,
-        )  # newest first: the first record of a day is its latest
-        for rec in result.records:
-            found.setdefault(rec.partition_key, _value(rec, FINGERPRINT))
-        if not result.has_more:
-            break
-        cursor = result.cursor
+    for i in range(0, len(days), PARTITIONS_PER_QUERY):
+        chunk = list(days[i : i + PARTITIONS_PER_QUERY])
+        cursor, seen = None, set()
+        while len(seen) < len(chunk):
+            result = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=key, asset_partitions=chunk, before_storage_id=mark + 1),
+                limit=PAGE,
+                cursor=cursor,
+            )  # newest first: the first record of a day is its latest
+            for rec in result.records:
+                if rec.partition_key not in seen:
+                    seen.add(rec.partition_key)
+                    found[rec.partition_key] = _value(rec, FINGERPRINT)
+            if not result.has_more:
+                break
+            cursor = result.cursor
     return found
 
 
@@ -232,7 +237,7 @@ def assess(
     for key in inputs:
         k = key.to_user_string()
         changed = {d: list(v) for d, v in state["changed"].get(k, {}).items()}
-        room = MAX_TRACKED - sum(len(v) for i, v in new["changed"].items())
+        room = MAX_TRACKED - sum(map(len, new["changed"].values()))
         after, overflow = _scan_input(
             instance, key, int(state["through"].get(k, mark)), mark, cutoff, changed, room
         )

@@ -112,11 +112,13 @@ def plan_tick(
     the assets to run and the next cursor."""
     saved = json.loads(cursor) if cursor else {}
     handled = {a: _timestamp(t) for a, t in saved.get("handled", {}).items()}  # current or asked for
+    # What the checks say, read before the verdicts: a run that ends in between reports its own
+    # check, and this tick then reports nothing older than what it read.
+    keys = [dg.AssetCheckKey(dg.AssetKey(a), CHECK_NAME) for a in reads]
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
     verdicts, new_states = assess_all(instance, reads, saved.get("state"))
 
     plan = TickPlan(verdicts)
-    keys = [dg.AssetCheckKey(dg.AssetKey(a), CHECK_NAME) for a in reads]
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
     for key in keys:
         verdict = verdicts[key.asset_key.to_user_string()]
         passed, description = _reported(latest.get(key))
