@@ -38,6 +38,7 @@ _PARSE = {
     "n_bib_entries": "bibliography entries",
     "n_ref_entries": "figure/table/equation entries",
     "body_chars": "characters of body text",
+    "warnings": "what the LaTeX parser repaired as TeX does (an unclosed brace closed at its paragraph's end...)",
     "doc": "the S2ORC pdf_parse-shaped document as JSON (abstract, body_text, bib_entries, ref_entries)",
 }
 

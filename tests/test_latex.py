@@ -397,7 +397,7 @@ def test_partition_of_bad_and_good_eprints_completes(tmp_path: Path) -> None:
     results = {pid: parse_eprint(path, pid, tmp_path / "scratch" / pid) for pid, path in papers.items()}
     codes = {pid: (r.failure.code if r.failure else None) for pid, r in results.items()}
     assert codes == {
-        "unbalanced": "unbalanced_braces",
+        "unbalanced": None,  # TeX only warns: closed at the end of its paragraph
         "envs": "unbalanced_environment",
         "loop": "input_loop",
         "latin1": None,
@@ -407,6 +407,8 @@ def test_partition_of_bad_and_good_eprints_completes(tmp_path: Path) -> None:
         "real": None,
     }
     assert all(r.failure.message for r in results.values() if r.failure)
+    assert results["unbalanced"].doc.body_text[0].text == "Text never closed."
+    assert [w.split(":")[0] for w in results["unbalanced"].warnings] == ["unbalanced_braces"]
     latin = results["latin1"]
     assert latin.doc is not None and latin.doc.body_text[0].text == "Naïve text."
     assert latin.doc.body_text[0].section == "Café" and latin.warnings == [

@@ -27,12 +27,18 @@ PARSE_SCHEMA = {
     "n_bib_entries": pl.Int64,
     "n_ref_entries": pl.Int64,
     "body_chars": pl.Int64,
+    "warnings": pl.List(pl.Utf8),  # what the parser repaired as TeX would (unbalanced braces, ...)
     "doc": pl.Utf8,  # corpus.parse.document.StructuredDoc as JSON (the S2ORC pdf_parse shape)
 }
 
 
 def parse_row(
-    paper_id: str, parser: str, doc: dict | None = None, status: str = "ok", reason: str | None = None
+    paper_id: str,
+    parser: str,
+    doc: dict | None = None,
+    status: str = "ok",
+    reason: str | None = None,
+    warnings: list[str] | None = None,
 ) -> dict:
     """One row of ``pdf_parses`` / ``latex_parses`` from a StructuredDoc dict
     (``model_dump()`` or ``corpus.parse.tei.parse_tei_dict``): counts for S2ORC Table 4, and the document."""
@@ -54,6 +60,7 @@ def parse_row(
         "n_bib_entries": len(doc["bib_entries"]),
         "n_ref_entries": len(doc["ref_entries"]),
         "body_chars": sum(len(p["text"]) for p in body),
+        "warnings": warnings or [],
         "doc": json.dumps(doc, ensure_ascii=False, separators=(",", ":")),
     }
 
@@ -85,13 +92,14 @@ def _latex_row(task: tuple[str, str | None, str | None]) -> dict:
     paper_id, latex_source, failure = task
     if latex_source is None:
         return parse_row(paper_id, "latex", status="skipped", reason=failure or "no_source")
+    warnings: list[str] = []
     try:
-        doc = parse_latex(LatexSource.model_validate_json(latex_source), paper_id)
+        doc = parse_latex(LatexSource.model_validate_json(latex_source), paper_id, warnings)
     except LatexError as exc:
         return parse_row(paper_id, "latex", status="failed", reason=exc.failure().code)
     except (RecursionError, ValueError, IndexError) as exc:  # a parser bug must not sink the day
         return parse_row(paper_id, "latex", status="failed", reason=f"parse_error: {type(exc).__name__}")
-    return parse_row(paper_id, "latex", doc.model_dump())
+    return parse_row(paper_id, "latex", doc.model_dump(), warnings=warnings)
 
 
 def _latex_failed(task: tuple[str, str | None, str | None], reason: str) -> dict:

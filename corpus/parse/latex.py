@@ -68,7 +68,7 @@ from corpus.parse.latex_text import (
 __all__ = [
     "LatexError",
     "LatexParseResult",
-    "check_braces",
+    "balance_braces",
     "latex_to_text",
     "parse_bib_file",
     "parse_bibliography",
@@ -81,13 +81,64 @@ LatexError = EprintError  # per-paper failures carry a code, like the e-print on
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
 
-def check_braces(text: str) -> None:
-    """Raise ``unbalanced_braces`` when ``{`` and ``}`` (unescaped) do not pair up."""
-    bare = re.sub(r"\\[\\{}]", "", text)
-    diff = bare.count("{") - bare.count("}")
-    if diff:
-        more = "{" if diff > 0 else "}"
-        raise LatexError("unbalanced_braces", f"{abs(diff)} more '{more}' than its partner")
+_BRACE_SCAN_RE = re.compile(r"\\[\s\S]|[{}]")
+_PARAGRAPH_END_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(begin|end)\s*\{|\\[\s\S]|[{}]")
+
+
+def balance_braces(text: str, warnings: list[str] | None = None) -> str:
+    """Pair up ``{`` and ``}`` as TeX recovers from them: a ``}`` with no ``{`` is dropped
+    ("Too many }'s"), a ``{`` never closed is closed where its paragraph ends (a blank line,
+    ``\\par``, or the ``\\end`` of its environment: "Paragraph ended before ... was complete").
+    Each repair is an ``unbalanced_braces`` warning with its line. Text whose counts agree
+    comes back as it is (one count, no scan: the common case costs nothing)."""
+    bare = text.replace("\\\\", "").replace("\\{", "").replace("\\}", "")
+    if bare.count("{") == bare.count("}"):
+        return text
+    opened: list[int] = []
+    edits: list[tuple[int, str, int]] = []  # (position, what replaces the character there, source)
+    for m in _BRACE_SCAN_RE.finditer(text):
+        c = m.group()
+        if c == "{":
+            opened.append(m.start())
+        elif c == "}":
+            if opened:
+                opened.pop()
+            else:
+                edits.append((m.start(), "", m.start()))
+    edits += [(_paragraph_end(text, p + 1), "}", p) for p in opened]
+    edits.sort()
+    out, pos = [], 0
+    for at, repl, origin in edits:
+        if warnings is not None:
+            line = text.count("\n", 0, origin) + 1
+            what = "never closed; closed where its paragraph ends" if repl else "closes nothing; dropped"
+            warnings.append(f"unbalanced_braces: '{'{' if repl else '}'}' on line {line} {what}")
+        out.append(text[pos:at])
+        out.append(repl)
+        pos = at if repl else at + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _paragraph_end(text: str, i: int) -> int:
+    """Where the paragraph holding ``text[i]`` ends: the first blank line or ``\\par`` outside
+    the groups and environments opened after ``i``, or an ``\\end`` of one opened before."""
+    depth = envs = 0
+    for m in _PARAGRAPH_END_RE.finditer(text, i):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif m.group(1) == "begin":
+            envs += 1
+        elif m.group(1) == "end":
+            if envs == 0:
+                return m.start()
+            envs -= 1
+        elif (c[0] == "\n" or c.startswith("\\par")) and depth <= 0 and envs == 0:
+            return m.start()
+    return len(text)
 
 
 # ----------------------------------------------------------------------------- cleanup
@@ -708,11 +759,11 @@ def _bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dic
     return fields
 
 
-def parse_latex(source: LatexSource, paper_id: str) -> StructuredDoc:
+def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None = None) -> StructuredDoc:
     """One paper's LaTeX -> :class:`StructuredDoc`; raises :class:`LatexError` (codes
-    ``unbalanced_braces``, ``unbalanced_environment``, ``macro_blowup``) for broken input."""
-    text = _clean(source.text)
-    check_braces(text)
+    ``unbalanced_environment``, ``macro_blowup``) for broken input. What TeX would only warn
+    about (unbalanced braces) is repaired as TeX does and appended to ``warnings``."""
+    text = balance_braces(_clean(source.text), warnings)
     macros, text = _collect_macros(text)
     text = _expand_macros(text, macros)
     text = _first_argument(text, "texorpdfstring")
@@ -904,7 +955,7 @@ def parse_eprint(
             return LatexParseResult(paper_id=paper_id, kind=kind, failure=failure)
         warnings = list(source.warnings) + [f"non_utf8: {f} decoded as latin-1" for f in source.non_utf8]
         try:
-            doc = parse_latex(source, paper_id)
+            doc = parse_latex(source, paper_id, warnings)
         except LatexError as exc:
             return LatexParseResult(
                 paper_id=paper_id, kind=kind, failure=exc.failure(), main=source.main, warnings=warnings
