@@ -5,6 +5,7 @@ shows a case, on a minimal reproduction."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from conftest import DATA
@@ -78,3 +79,34 @@ def test_an_unclosed_argument_ends_with_its_environment() -> None:
         "Next paragraph bold.",
     ]
     assert len(warnings) == 1
+
+
+# --------------------------------------------------------------- 2: the main file
+
+
+BASIS = FIDELITY / "bruce-edelman+CoveringYourBasis" / "arxiv"
+
+
+def test_main_file_whose_document_begins_in_an_input(shared_data, tmp_path: Path) -> None:
+    """``ms.tex`` = preamble + ``\\input{ms_text}``, the document in ms_text.tex, beside a
+    short standalone file (an ORCID badge, a figure) that has both ``\\documentclass`` and
+    ``\\begin{document}``: the paper is ms.tex, not the stub. The real multi-file paper is
+    laid out that way in tmp_path; it must parse to the same paragraphs as its own layout."""
+    root = tmp_path / "eprint"
+    shutil.copytree(BASIS, root)
+    ms = (root / "ms.tex").read_text()
+    cut = ms.index("\\begin{document}")
+    (root / "ms.tex").write_text(ms[:cut] + "\\input{ms_text}\n")
+    (root / "ms_text.tex").write_text(ms[cut:])
+    stub = "\\documentclass{standalone}\n\\usepackage{tikz}\n\\begin{document}\n"
+    stub += "\\begin{tikzpicture}\\draw (0,0) circle (1);\\end{tikzpicture}\n" * 8 + "\\end{document}\n"
+    (root / "orcid_badge.tex").write_text(stub)
+    assert find_main_tex(root) == root / "ms.tex"
+    renamed = tmp_path / "renamed"  # no conventional name to lean on: the larger document wins
+    shutil.copytree(root, renamed)
+    (renamed / "ms.tex").rename(renamed / "edelman_basis.tex")
+    assert find_main_tex(renamed) == renamed / "edelman_basis.tex"
+    doc = parse_latex(assemble_source(root, find_main_tex(root)), "basis")
+    good = parse_latex(_source(BASIS), "basis")
+    assert [p.text for p in doc.body_text] == [p.text for p in good.body_text]
+    assert len(doc.body_text) > 30

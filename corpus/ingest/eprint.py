@@ -412,42 +412,64 @@ def _tex_files(root: Path) -> list[Path]:
 
 
 def find_main_tex(root: Path) -> Path | None:
-    """The file with ``\\documentclass`` (or 2.09's ``\\documentstyle``) and ``\\begin{document}``.
+    """The file with ``\\documentclass`` (or 2.09's ``\\documentstyle``) whose document begins
+    in it or in a file it inputs (``ms.tex`` = preamble + ``\\input{ms_text}``).
 
-    When several qualify (a paper and its supplement), prefer one no other candidate
-    inputs, then conventional names (main, ms, paper), then avoid supplement-like
-    names, then the largest file.
+    When several qualify (a paper and its supplement, a standalone figure), prefer one no
+    other candidate inputs, then conventional names (main, ms, paper), then avoid
+    supplement-like names, then the one whose inputs hold the most text.
     """
     root = Path(root)
-    candidates: list[tuple[Path, str]] = []
+    texts: dict[Path, str] = {}
     for path in _tex_files(root):
-        if path.stat().st_size > 32 * 1024 * 1024:
-            continue
-        text = strip_comments(read_text(path)[0])
-        if _DOCCLASS_RE.search(text) and _BEGIN_DOC_RE.search(text):
-            candidates.append((path, text))
+        if path.stat().st_size <= 32 * 1024 * 1024:
+            texts[path.resolve()] = strip_comments(read_text(path)[0])
+    root = root.resolve()
+    candidates: list[tuple[Path, str, int]] = []  # (path, text, characters with its inputs)
+    for path, text in texts.items():
+        if _DOCCLASS_RE.search(text):
+            reach = _document_reach(root, path, texts)
+            if reach:
+                candidates.append((path, text, reach))
     if not candidates:
         return None
     if len(candidates) == 1:
         return candidates[0][0]
     included: set[str] = set()
-    for _, text in candidates:
+    for _, text, _ in candidates:
         for m in _INPUT_RE.finditer(text):
             target = m["arg"] or m["bare"] or m["file"] or ""
             included.add(PurePosixPath(target.strip()).stem)
 
-    def rank(item: tuple[Path, str]) -> tuple:
-        path, text = item
+    def rank(item: tuple[Path, str, int]) -> tuple:
+        path, _, reach = item
         stem = path.stem.lower()
         return (
             path.stem in included,
             stem not in _MAIN_NAMES,
             any(w in stem for w in _SIDE_WORDS),
             len(path.relative_to(root).parts),
-            -len(text),
+            -reach,
         )
 
     return min(candidates, key=rank)[0]
+
+
+def _document_reach(root: Path, main: Path, texts: dict[Path, str], max_files: int = 64) -> int:
+    """Characters of ``main`` and the .tex files it inputs (transitively) when a
+    ``\\begin{document}`` is among them, else 0 (a preamble or macro file)."""
+    seen, todo, size, begins = {main}, [main], 0, False
+    while todo and len(seen) <= max_files:
+        path = todo.pop()
+        text = texts.get(path, "")
+        size += len(text)
+        begins = begins or bool(_BEGIN_DOC_RE.search(text))
+        for m in _INPUT_RE.finditer(text):
+            target = _resolve_input(root, path.parent, _input_name(m))
+            if target is not None and target in texts and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return size if begins else 0
 
 
 def _resolve_input(root: Path, current_dir: Path, name: str) -> Path | None:
@@ -461,6 +483,14 @@ def _resolve_input(root: Path, current_dir: Path, name: str) -> Path | None:
             if path.is_file() and (path == root or root in path.parents):
                 return path
     return None
+
+
+def _input_name(m: re.Match) -> str:
+    """The file an ``_INPUT_RE`` match names (``\\import{dir/}{file}`` joined)."""
+    if m["icmd"]:
+        name = (m["dir"] or "").strip().rstrip("/") + "/" + (m["file"] or "").strip()
+        return name.lstrip("/") if not (m["dir"] or "").strip() else name
+    return (m["arg"] if m["arg"] is not None else m["bare"]) or ""
 
 
 def _body_only(text: str) -> str:
@@ -513,12 +543,8 @@ def assemble_source(
             raise EprintError("source_too_large", f"inlined source exceeds {max_chars} characters")
         out, pos = [], 0
         for m in _INPUT_RE.finditer(text):
-            if m["icmd"]:
-                name = (m["dir"] or "").strip().rstrip("/") + "/" + (m["file"] or "").strip()
-                name = name.lstrip("/") if not (m["dir"] or "").strip() else name
-            else:
-                name = m["arg"] if m["arg"] is not None else m["bare"]
-            target = _resolve_input(root, path.parent, name or "")
+            name = _input_name(m)
+            target = _resolve_input(root, path.parent, name)
             out.append(text[pos : m.start()])
             pos = m.end()
             if target is None:
