@@ -5,9 +5,11 @@ shows a case, on a minimal reproduction."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import DATA
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
@@ -110,3 +112,91 @@ def test_main_file_whose_document_begins_in_an_input(shared_data, tmp_path: Path
     good = parse_latex(_source(BASIS), "basis")
     assert [p.text for p in doc.body_text] == [p.text for p in good.body_text]
     assert len(doc.body_text) > 30
+
+
+# --------------------------------------------------------------- 3: how the paper prints its cites
+
+_NAME_YEAR_SPAN = re.compile(r"^\D+ (?:\(\d{4}[a-z]?\)|\d{4}[a-z]?)$|^\D+, \d{4}[a-z]?$")
+
+
+@pytest.mark.parametrize(
+    "repo", ["TeamLEGWORK+LEGWORK-paper", "katiebreivik+BackPop", "bruce-edelman+CoveringYourBasis"]
+)
+def test_author_year_from_the_class_and_the_body_bibliographystyle(shared_data, repo) -> None:
+    """AASTeX loads natbib itself and ``\\bibliographystyle{aasjournal}`` sits in the body:
+    an e-print with only its .bib (no .bbl) prints its cites by author and year, as with the .bbl."""
+    src = _source(FIDELITY / repo / "arxiv")
+    with_bbl = parse_latex(src, repo)
+    doc = parse_latex(src.model_copy(update={"bbl": None}), repo)
+    assert doc.citation_style == with_bbl.citation_style == "NAME-YEAR"
+    spans = [s for p in _paragraphs(doc) for s in p.cite_spans]
+    assert len(spans) == sum(len(p.cite_spans) for p in _paragraphs(with_bbl))
+    assert all(s.ref_id for s in spans) and not any("[" in s.text for s in spans)
+    assert all(_NAME_YEAR_SPAN.match(s.text) for s in spans), [s.text for s in spans][:5]
+    # parenthetical cites print in parentheses, several keys joined by "; "
+    assert any(re.search(r"\((?:e\.g\. )?[^()]+, \d{4}[a-z]?; [^()]+, \d{4}", p.text) for p in doc.body_text)
+    _spans_exact(doc)
+
+
+_AY = r"""\documentclass{article}
+%s
+\begin{document}
+\section{Intro}
+Known \cite{smith} and \citep{smith,lee}, \citet{lee}.
+%s
+\end{document}
+"""
+_BIB = (
+    "@article{smith, author={Smith, Ann and Jones, Bo and Roe, Cy}, title={One}, year={2019}, journal={J}}\n"
+    "@article{lee, author={Lee, Dan}, title={Two}, year={2020}, journal={K}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("preamble", "back", "expected"),
+    [
+        # natbib loaded by the e-print's own style file (ICLR, NeurIPS and the like ship theirs)
+        (
+            "\\usepackage{iclr2025_conference}",
+            "\\bibliographystyle{iclr2025_conference}\\bibliography{refs}",
+            "Known Smith et al. (2019) and (Smith et al., 2019; Lee, 2020), Lee (2020).",
+        ),
+        # natbib named by the class: MNRAS's \cite is natbib's (textual)
+        (
+            "",
+            "\\bibliographystyle{mnras}\\bibliography{refs}",
+            "Known Smith et al. (2019) and (Smith et al., 2019; Lee, 2020), Lee (2020).",
+        ),
+        (
+            "\\usepackage[numbers]{natbib}",
+            "\\bibliographystyle{plainnat}\\bibliography{refs}",
+            "Known [1] and [1], [2], Lee [2].",
+        ),
+        (
+            "\\usepackage[backend=biber,style=authoryear-comp]{biblatex}\\addbibresource{refs.bib}",
+            "\\printbibliography",
+            "Known Smith et al., 2019 and (Smith et al., 2019; Lee, 2020), Lee (2020).",
+        ),
+        (
+            "\\usepackage[style=ext-authoryear-icomp]{biblatex}",
+            "",
+            "Known Smith et al., 2019 and (Smith et al., 2019; Lee, 2020), Lee (2020).",
+        ),
+        (
+            "\\usepackage[citestyle=apa,bibstyle=apa]{biblatex}",
+            "",
+            "Known Smith et al., 2019 and (Smith et al., 2019; Lee, 2020), Lee (2020).",
+        ),
+        ("\\usepackage[style=numeric-comp]{biblatex}", "", "Known [1] and [1], [2], Lee [2]."),
+    ],
+)
+def test_cite_style_as_the_paper_prints_it(tmp_path: Path, preamble, back, expected) -> None:
+    root = tmp_path / "e"
+    root.mkdir()
+    cls = "mnras" if "mnras" in back else "article"
+    (root / "main.tex").write_text((_AY % (preamble, back)).replace("{article}", "{" + cls + "}"))
+    (root / "refs.bib").write_text(_BIB)
+    (root / "iclr2025_conference.sty").write_text("\\RequirePackage{natbib}\n\\RequirePackage{fancyhdr}\n")
+    doc = parse_latex(_source(root), "t")
+    assert doc.body_text[0].text == expected
+    assert doc.citation_style == ("BRACKET" if "[1]" in expected else "NAME-YEAR")

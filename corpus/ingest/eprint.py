@@ -96,6 +96,9 @@ class LatexSource(BaseModel):
     files: list[str] = Field(default_factory=list)  # every .tex file read, in order
     non_utf8: list[str] = Field(default_factory=list)  # files decoded as latin-1
     warnings: list[str] = Field(default_factory=list)  # missing inputs and the like
+    # the e-print's own style and class files the paper loads ("macros.sty", "iclr2025_conference.sty",
+    # "aastex631.cls"), comments stripped: their macros and the packages they load count as the paper's
+    packages: dict[str, str] = Field(default_factory=dict)
 
 
 class _Abort(Exception):
@@ -561,8 +564,41 @@ def assemble_source(
         return "".join(out)
 
     src.text = load(main, ())
+    _gather_packages(root, main, src)
     _gather_bibliography(root, main, src)
     return src
+
+
+_USEPACKAGE_RE = re.compile(
+    r"\\(?:usepackage|RequirePackage|RequirePackageWithOptions|documentclass|documentstyle|LoadClass)"
+    r"\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}"
+)
+_MAX_PACKAGE_BYTES = 2 * 1024 * 1024
+_MAX_PACKAGES = 32
+
+
+def _gather_packages(root: Path, main: Path, src: LatexSource) -> None:
+    """The .sty / .cls files of the e-print itself that the paper loads, and those they load."""
+    todo = [src.text]
+    while todo and len(src.packages) < _MAX_PACKAGES:
+        text = todo.pop()
+        for m in _USEPACKAGE_RE.finditer(text):
+            ext = ".cls" if re.match(r"\\(?:document|LoadClass)", m.group()) else ".sty"
+            for name in m[1].split(","):
+                name = name.strip()
+                if not name or name + ext in src.packages or ".." in name:
+                    continue
+                path = (main.parent / (name + ext)).resolve()
+                if not path.is_file():
+                    path = (root / (name + ext)).resolve()
+                if not path.is_file() or root not in path.parents or path.stat().st_size > _MAX_PACKAGE_BYTES:
+                    continue
+                body, fell_back = read_text(path)
+                rel = path.relative_to(root).as_posix()
+                if fell_back and rel not in src.non_utf8:
+                    src.non_utf8.append(rel)
+                src.packages[name + ext] = strip_comments(body)
+                todo.append(src.packages[name + ext])
 
 
 def _gather_bibliography(root: Path, main: Path, src: LatexSource) -> None:

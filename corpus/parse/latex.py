@@ -54,6 +54,7 @@ from corpus.parse.latex_bib import (
     parse_bib_file,
     parse_bibliography,
 )
+from corpus.parse.latex_style import CiteForm, cite_mode
 from corpus.parse.latex_text import (
     _WS,
     _plain,
@@ -150,11 +151,6 @@ _VERBATIM_RE = re.compile(
 _VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
 _LET_RE = re.compile(r"\\let(?![A-Za-z])\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
 _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
-_PAREN_CITE_STYLES = re.compile(
-    r"\\(?:usepackage|documentclass)\s*(?:\[[^\]]*\])?\s*\{[^}]*\b(?:acl|naacl|emnlp|eacl|coling|conll|tacl|aaai|"
-    r"ijcai|lrec|semeval)\w*\s*[,}]",
-    re.I,
-)
 _IFFALSE_RE = re.compile(r"\\iffalse(?![A-Za-z]).*?\\fi(?![A-Za-z])", re.S)
 
 
@@ -399,7 +395,9 @@ class _Context:
     bib: dict[str, _Item]
     style: str  # BRACKET or NAME-YEAR
     labels: dict[str, _Target] = field(default_factory=dict)
-    cite_textual: bool = False  # \cite prints like \citet (natbib), not like \citep (ACL, AAAI styles)
+    cite_form: CiteForm = (
+        "textual"  # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare
+    )
     footnotes: list[Paragraph] = field(default_factory=list)
 
 
@@ -467,7 +465,7 @@ def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
     for pre, post, keys in groups:
         items = [(k, ctx.bib.get(k)) for k in keys]
         if ctx.style == "NAME-YEAR":
-            _emit_name_year(b, cmd, pre, post, items, ctx.cite_textual)
+            _emit_name_year(b, cmd, pre, post, items, ctx.cite_form)
         else:
             _emit_bracket(b, cmd, items)
 
@@ -490,9 +488,15 @@ def _emit_bracket(b: _Builder, cmd: str, items) -> None:
             b.span(f"[{label}]", item.entry.ref_id, b.cites)
 
 
-def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_textual: bool = False) -> None:
-    textual = cmd in _TEXTUAL or (cite_textual and cmd in ("cite", "Cite"))
-    paren = not textual and cmd not in _NOPAREN and cmd not in ("citeauthor", "Citeauthor", "citeyear")
+def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_form: CiteForm = "textual") -> None:
+    plain = cmd in ("cite", "Cite")
+    textual = cmd in _TEXTUAL or (plain and cite_form == "textual")
+    paren = (
+        not textual
+        and not (plain and cite_form == "bare")
+        and cmd not in _NOPAREN
+        and cmd not in ("citeauthor", "Citeauthor", "citeyear")
+    )
     if paren:
         b.add(" (" if b.last not in ("", " ", "(") else "(")
     if pre:
@@ -681,33 +685,6 @@ def _title(text: str) -> str:
     return _plain(raw)
 
 
-def _bib_style(preamble: str, items: list[_Item], from_bbl: bool) -> str:
-    if re.search(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{revtex", preamble):
-        return "BRACKET"
-    natbib = re.search(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{[^}]*natbib[^}]*\}", preamble)
-    if natbib and natbib.group(1) and re.search(r"numbers|super", natbib.group(1)):
-        return "BRACKET"
-    blx = re.search(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{biblatex\}", preamble)
-    if blx:
-        return (
-            "NAME-YEAR"
-            if re.search(r"style\s*=\s*(?:authoryear|apa|chicago|ext-authoryear)", blx.group(1) or "")
-            else "BRACKET"
-        )
-    if from_bbl:
-        natbib_like = sum(1 for it in items if it.short)
-        return "NAME-YEAR" if items and natbib_like * 2 >= len(items) else "BRACKET"
-    style = re.search(r"\\bibliographystyle\s*\{([^{}]*)\}", preamble + "\n")
-    if (
-        natbib
-        and style
-        and re.search(r"nat|apa|chicago|named|acl|agsm|harv", style.group(1))
-        and "unsrtnat" not in style.group(1)
-    ):
-        return "NAME-YEAR"
-    return "BRACKET"
-
-
 def _cited_keys(body: str) -> list[str]:
     keys: list[str] = []
     seen: set[str] = set()
@@ -776,10 +753,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     )
 
     items, from_bbl = _bibliography(source, body, preamble)
-    ctx = _Context(bib={it.key: it for it in items}, style=_bib_style(preamble, items, from_bbl))
-    ctx.cite_textual = (
-        ctx.style == "NAME-YEAR" and "biblatex" not in preamble and not _PAREN_CITE_STYLES.search(preamble)
-    )
+    labels_author_year = sum(1 for it in items if it.short) * 2 >= len(items) > 0 if from_bbl else None
+    mode = cite_mode(preamble, text, source.packages, labels_author_year)
+    ctx = _Context(bib={it.key: it for it in items}, style=mode.style, cite_form=mode.cite)
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
