@@ -200,3 +200,59 @@ def test_cite_style_as_the_paper_prints_it(tmp_path: Path, preamble, back, expec
     doc = parse_latex(_source(root), "t")
     assert doc.body_text[0].text == expected
     assert doc.citation_style == ("BRACKET" if "[1]" in expected else "NAME-YEAR")
+
+
+# --------------------------------------------------------------- 7: what a \label refers to
+
+TEORTH = FIDELITY / "teorth+equational_theories" / "paper"
+
+
+def _ref_texts(doc: StructuredDoc, before: str) -> list[str]:
+    return [s.text for p in _paragraphs(doc) for s in p.ref_spans if p.text[: s.start].endswith(before)]
+
+
+def test_labels_of_theorems_items_and_comma_labels_on_real_papers(shared_data) -> None:
+    doc = parse_latex(_source(TEORTH), "teorth")
+    # \item\label{inter} in an enumerate: "Option~\ref{inter}" is the item's number
+    assert set(_ref_texts(doc, "Option ")) == {"2", "3"}
+    # theorem-like environments share the theorem counter, numbered within sections
+    sec = next(e.num for e in doc.ref_entries.values() if e.text == "Counterexample constructions")
+    examples = [s.text for p in _paragraphs(doc) for s in p.ref_spans if s.text.startswith("Example")]
+    assert examples and all(re.fullmatch(r"Example \d+\.\d+", t) for t in examples), examples
+    opposite = next(p for p in doc.body_text if "We now obtain the opposite refutation" in p.text)
+    assert re.search(rf"to Example {sec}\.\d+ using", opposite.text)
+    theorems = [s.text for p in _paragraphs(doc) for s in p.ref_spans if s.text.startswith("Theorem")]
+    assert theorems and all(re.fullmatch(r"Theorem \d+\.\d+", t) for t in theorems)
+    unresolved = [s for p in _paragraphs(doc) for s in p.ref_spans if s.ref_id is None]
+    assert unresolved == []
+    # LEGWORK: \label{eq:g(n,e)}, a label with a comma in it, is one label
+    legwork = parse_latex(_source(LEGWORK), "legwork")
+    assert not [s for p in _paragraphs(legwork) for s in p.ref_spans if s.ref_id is None]
+    eq = [s for p in legwork.body_text for s in p.ref_spans if p.text[: s.start].endswith("(see Eq. ")]
+    assert eq and eq[0].text.isdigit() and legwork.ref_entries[eq[0].ref_id].type == "equation"
+
+
+def test_labels_in_titles_theorems_and_algorithms() -> None:
+    text = r"""\documentclass{article}
+\usepackage{amsthm,thmtools,algorithm}
+\newtheorem{thm}{Theorem}[section]
+\newtheorem{lem}[thm]{Lemma}
+\newtheorem*{claim*}{Claim}
+\declaretheorem[name=Conjecture]{conj}
+\begin{document}
+\section{\label{sec:intro}Introduction}
+See Section~\ref{sec:intro}, \autoref{thm:a}, Lemma~\ref{lem:b}, \cref{conj:c} and Algorithm~\ref{alg:x}.
+\section{Results}
+\begin{thm}\label{thm:a} A theorem.\end{thm}
+\begin{lem}\label{lem:b} A lemma.\end{lem}
+\begin{conj}\label{conj:c} A conjecture.\end{conj}
+\begin{algorithm}\caption{Greedy}\label{alg:x}\begin{algorithmic}\State x\end{algorithmic}\end{algorithm}
+After \ref{thm:a}, the section is \ref{sec:res}.\label{sec:res}
+\end{document}
+"""
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    p = doc.body_text[0]
+    assert p.text == "See Section 1, Theorem 2.1, Lemma 2.2, Conjecture 1 and Algorithm 1."
+    assert all(s.ref_id for s in p.ref_spans)
+    assert doc.ref_entries[p.ref_spans[-1].ref_id].text == "Greedy"
+    assert doc.body_text[-1].text.startswith("After 2.1, the section is 2.")

@@ -54,6 +54,7 @@ from corpus.parse.latex_bib import (
     parse_bib_file,
     parse_bibliography,
 )
+from corpus.parse.latex_labels import Heading, Target, assign_labels, theorems
 from corpus.parse.latex_style import CiteForm, cite_mode
 from corpus.parse.latex_text import (
     _WS,
@@ -320,9 +321,11 @@ _MATH_ENVS = frozenset(
     flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
 )
 _DROP_ENVS = frozenset(
-    """thebibliography references tikzpicture picture algorithm algorithm* algorithmic algorithm2e
+    """thebibliography references tikzpicture picture algorithmic
     keywords IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
 )
+_ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
+_FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm")
 _ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 _DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 _HEADING_RE = re.compile(
@@ -384,17 +387,10 @@ _NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
 
 
 @dataclass
-class _Target:
-    ref_id: str | None
-    num: str
-    kind: str  # figure, table, equation, section
-
-
-@dataclass
 class _Context:
     bib: dict[str, _Item]
     style: str  # BRACKET or NAME-YEAR
-    labels: dict[str, _Target] = field(default_factory=dict)
+    labels: dict[str, Target] = field(default_factory=dict)
     cite_form: CiteForm = (
         "textual"  # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare
     )
@@ -526,7 +522,7 @@ def _emit_name_year(b: _Builder, cmd: str, pre, post, items, cite_form: CiteForm
 
 _REF_NAMES = {
     "figure": ("Figure", "Fig."), "table": ("Table", "Table"), "equation": ("Equation", "Eq."),
-    "section": ("Section", "Section"),
+    "section": ("Section", "Section"), "algorithm": ("Algorithm", "Alg."), "item": ("item", "item"),
 }  # fmt: skip
 
 
@@ -543,8 +539,8 @@ def _emit_refs(b: _Builder, cmd: str, labels: list[str], ctx: _Context) -> None:
         num = t.num
         if cmd == "eqref" or (cmd in ("cref",) and t.kind == "equation"):
             num = f"({num})"
-        if cmd in ("autoref", "Autoref", "Cref", "cref", "vref", "Vref"):
-            long, short = _REF_NAMES.get(t.kind, ("", ""))
+        if cmd in ("autoref", "Autoref", "Cref", "cref"):  # \vref prints \ref's number (and a page)
+            long, short = _REF_NAMES.get(t.kind, (t.kind, t.kind))
             name = short if cmd == "cref" else long
             num = f"{name} {num}".strip()
         b.span(num, t.ref_id, b.refs)
@@ -568,9 +564,10 @@ def _convert(latex: str, ctx: _Context, section: str = "", sec_num: str | None =
                     a, end = _read_group(latex, end)
                     c, end = _read_group(latex, end)
                     _emit_refs(b, "ref", [a or "", c or ""], ctx)
-                else:
+                else:  # only cleveref takes a list of labels: a comma may be part of a label
                     arg, end = _read_group(latex, end)
-                    _emit_refs(b, cmd, [x.strip() for x in (arg or "").split(",") if x.strip()], ctx)
+                    keys = (arg or "").split(",") if cmd in ("cref", "Cref") else [arg or ""]
+                    _emit_refs(b, cmd, [x.strip() for x in keys if x.strip()], ctx)
             elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
                 _, end = _read_optional(latex, end)
                 content, end = _read_group(latex, end)
@@ -629,6 +626,7 @@ def _environments(body: str) -> list[_Region]:
                 or name in _TABLE_ENVS
                 or name in _MATH_ENVS
                 or name in _DROP_ENVS
+                or name in _ALGORITHM_ENVS
                 or name in _ACK_ENVS
                 or name == "abstract"
             ):
@@ -770,7 +768,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     pre_abs = re.search(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", preamble, re.S)
     if pre_abs:
         abstract_latex.append(pre_abs.group(1))
-    counts = {"figure": 0, "table": 0, "equation": 0}
+    counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0}
     captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
     out, pos = [], 0
     for reg in _environments(body):
@@ -794,25 +792,27 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
                 text="", latex=reg.content.strip(), type="equation", num=str(first) if n else None
             )
             for k, lab in enumerate(labels):
-                ctx.labels[lab] = _Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
+                ctx.labels[lab] = Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
             continue
-        kind = "figure" if name in _FIGURE_ENVS else "table" if name in _TABLE_ENVS else None
+        kind = _FLOAT_KIND.get(name) or (
+            "figure" if name in _FIGURE_ENVS else "table" if name in _TABLE_ENVS else None
+        )
         if kind is None:
             continue
         caption = _caption(reg.content)
         if not caption.strip() and not labels and name.startswith("tabular"):
             continue
         counts[kind] += 1
-        prefix = "FIGREF" if kind == "figure" else "TABREF"
+        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF"}[kind]
         ref_id = f"{prefix}{counts[kind] - 1}"
         captions.append((ref_id, caption))
         doc.ref_entries[ref_id] = RefEntry(
-            latex=reg.content.strip() if kind == "table" else None,
-            type=kind,  # type: ignore[arg-type]
+            latex=reg.content.strip() if kind != "figure" else None,
+            type=kind if kind != "algorithm" else "other",  # type: ignore[arg-type]
             num=str(counts[kind]),
         )
         for lab in labels:
-            ctx.labels[lab] = _Target(ref_id, str(counts[kind]), kind)
+            ctx.labels[lab] = Target(ref_id, str(counts[kind]), kind)
     out.append(body[pos:])
     body = "".join(out)
     # front matter (\title, \author, \affiliation ... and anything else) ends at \maketitle
@@ -830,6 +830,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     ack = False
     pos, path, num = 0, "", None
     secref = 0
+    headings: list[Heading] = []
     for m in _HEADING_RE.finditer(body):
         if m.start() < pos:
             continue
@@ -846,6 +847,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         except LatexError:
             title_latex, i = None, i
         pos = i
+        title_labels = _LABEL_RE.findall(title_latex or "")
         title = _plain(_LABEL_RE.sub("", title_latex or ""))
         level = _LEVELS[cmd]
         while stack and stack[-1][0] >= level:
@@ -867,11 +869,12 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         ref_id = f"SECREF{secref}"
         secref += 1
         doc.ref_entries[ref_id] = RefEntry(text=title, type="other", num=num)
-        end_sec = _HEADING_RE.search(body, pos)
-        sec_body = body[pos : end_sec.start() if end_sec else len(body)]
-        for lab in _LABEL_RE.findall(sec_body):
-            ctx.labels.setdefault(lab.strip(), _Target(ref_id, num or title, "section"))
+        target = Target(ref_id, num or title, "section")
+        headings.append(Heading(m.start(), level, target, num))
+        for lab in title_labels:  # \section{\label{sec:x}Title}
+            ctx.labels.setdefault(lab.strip(), target)
     segments.append((path, num, body[pos:], ack))
+    assign_labels(body, headings, theorems(preamble + "\n".join(source.packages.values())), ctx.labels)
 
     for chunk in abstract_latex:
         doc.abstract.extend(_paragraphs(chunk, ctx, "Abstract", None))
