@@ -14,7 +14,7 @@ from conftest import DATA
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.document import StructuredDoc
-from corpus.parse.latex import parse_latex
+from corpus.parse.latex import latex_to_text, parse_latex
 
 FIDELITY = DATA / "fidelity" / "latex"
 LEGWORK = FIDELITY / "TeamLEGWORK+LEGWORK-paper" / "arxiv"
@@ -256,3 +256,36 @@ After \ref{thm:a}, the section is \ref{sec:res}.\label{sec:res}
     assert all(s.ref_id for s in p.ref_spans)
     assert doc.ref_entries[p.ref_spans[-1].ref_id].text == "Greedy"
     assert doc.body_text[-1].text.startswith("After 2.1, the section is 2.")
+
+
+# --------------------------------------------------------------- 9: math symbols
+
+
+def test_math_symbols_come_from_a_maintained_table_and_set_braces_stay(shared_data) -> None:
+    """teorth's paper (amsart, logic) writes \\colon, \\models, \\neg, \\lor, \\implies and
+    ``a,b\\in\\{-1,0,1\\}``: every one must print, as unimathsymbols maps it."""
+    text = " ".join(p.text for p in _paragraphs(parse_latex(_source(TEORTH), "teorth")))
+    assert "any function f : M → M which" in text  # (source spacing kept: "f \\colon M")
+    assert "a,b∈{-1,0,1}" in text
+    assert "with D ∨ ¬ L implies" in text or "with D∨¬L implies" in text
+    assert "⊧" in text and ("⟹" in text or "⇒" in text)
+    assert "functions f,g : M → M, such as the fact that f = f ∘ f ∘ g implies" in text
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        ("$U_i\\ne U_j$", "U_i≠ U_j"),
+        ("$a\\gets b$", "a← b"),
+        ("$p\\iff q$", "p⇔ q"),
+        ("$\\neg p\\land q\\lor r$", "¬ p∧ q∨ r"),
+        ("$\\Gamma\\models\\bot$", "Γ⊧⊥"),
+        ("$\\deg f=\\det A$", "deg f=det A"),
+        ("$\\Pr[X]$, $\\Re z$, $\\Im z$", "Pr[X], ℜ z, ℑ z"),
+        ("$\\Box p$", "□ p"),
+        ("$x\\in\\{0,1\\}$ and $\\{x\\}$", "x∈{0,1} and {x}"),
+        ("where $c\\colon Q\\times Y\\to R$", "where c: Q× Y→ R"),
+    ],
+)
+def test_math_symbol_pieces(latex: str, text: str) -> None:
+    assert latex_to_text(latex) == text

@@ -111,7 +111,33 @@ def _zero_arg_symbols() -> dict[str, str]:
     return out
 
 
+def _unimath_symbols() -> dict[str, str]:
+    """Math symbols by name from unicodeit's table, built from Günter Milde's unimathsymbols
+    (the LaTeX <-> Unicode list unicode-math follows): ``\\ne`` ≠, ``\\colon`` :, ``\\models`` ⊧.
+    One-letter names are text accents and escapes (``\\i``, ``\\o``), pylatexenc's domain."""
+    from unicodeit.data import REPLACEMENTS
+
+    out: dict[str, str] = {}
+    for latex, uni in REPLACEMENTS:
+        if latex[:1] == "\\" and len(latex) > 2 and latex[1:].isalpha() and latex != "\\not":
+            out.setdefault(latex[1:], uni)
+    return out
+
+
+# LaTeX's log-like operators print their own name (latex.ltx, amsmath); latexsym's two
+# symbols unimathsymbols names otherwise (\square, \lozenge).
+_OPERATOR_NAMES = (
+    "log lg ln lim limsup liminf sin arcsin sinh cos arccos cosh tan arctan tanh cot coth sec csc "
+    "max min sup inf arg ker dim hom det exp Pr gcd deg injlim projlim"
+).split()
+_LATEXSYM = {"Box": "□", "Diamond": "◇"}
 _PYLATEXENC_SYMBOLS = _zero_arg_symbols()
+# every argument-less macro with a fixed text: this module's own, then pylatexenc's, then math
+_SYMBOL_TABLE = {
+    **_unimath_symbols(),
+    **_LATEXSYM,
+    **{name: name for name in _OPERATOR_NAMES},
+}
 _SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*]*")
 _SPECIAL = re.compile(r"[\\${}~`]|--|''")
 _ESCAPES = {
@@ -163,6 +189,9 @@ _AAS_JOURNALS = {
     "rnaas": "RNAAS", "dps": "DPS",
 }  # fmt: skip
 _SYMBOLS.update({k: v for k, v in _AAS_JOURNALS.items() if k not in _SYMBOLS})
+_SYMBOL_TABLE.update(_PYLATEXENC_SYMBOLS)
+_SYMBOL_TABLE.update(_SYMBOLS)
+_NOT_RE = re.compile(r"\\not(?![A-Za-z])\s*(?:\\([A-Za-z]+)|([=<>\\in]))")
 _DOTLESS_RE = re.compile(r"(\\['`\"^~=.])\s*\{?\s*\\([ij])(?![A-Za-z])\s*\}?")
 _CTRL_RE = re.compile(r"\\([A-Za-z]+)\*?")
 _RESIDUAL_RE = re.compile(
@@ -191,10 +220,17 @@ def _ctrl(m: re.Match) -> str:
     name = m.group(1)
     if name in _WRAPPERS or name in _SWITCHES:
         return ""
-    sym = _SYMBOLS.get(name)
-    if sym is None:
-        sym = _PYLATEXENC_SYMBOLS.get(name)
+    sym = _SYMBOL_TABLE.get(name)
     return m.group(0) if sym is None else sym
+
+
+def _negated(m: re.Match) -> str:
+    """``\\not\\models`` -> ⊭ when the table has the negated symbol (``\\nmodels``), else the
+    symbol with a combining long solidus; ``\\not=`` -> ≠."""
+    name, char = m.group(1), m.group(2)
+    if name:
+        return _SYMBOL_TABLE.get("n" + name) or _SYMBOL_TABLE.get(name, "\\" + name) + "\u0338"
+    return {"=": "≠", "<": "≮", ">": "≯"}.get(char, char + "\u0338")
 
 
 def _math(m: re.Match) -> str:
@@ -204,11 +240,21 @@ def _math(m: re.Match) -> str:
         return body
     if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
         return _pylatexenc("$" + body + "$")
-    return latex_to_text(body.replace("$", ""))
+    if "\\not" in body:
+        body = _NOT_RE.sub(_negated, body)
+    return _to_text(body.replace("$", ""))
 
 
 def latex_to_text(chunk: str) -> str:
     """LaTeX snippet -> plain text: fast tables first, pylatexenc on what is left."""
+    if not _SPECIAL.search(chunk):
+        return chunk
+    return _to_text(chunk).replace("\ue010", "{").replace("\ue011", "}")
+
+
+def _to_text(chunk: str) -> str:
+    """:func:`latex_to_text` with escaped braces still placeholders (math converts through it,
+    so ``\\{0,1\\}`` inside ``$...$`` survives the outer pass, which drops bare braces)."""
     if not _SPECIAL.search(chunk):
         return chunk
     if "\\" in chunk:
@@ -226,8 +272,7 @@ def latex_to_text(chunk: str) -> str:
             chunk = _RESIDUAL_RE.sub(lambda m: _pylatexenc(m.group(0)), chunk)
     chunk = chunk.replace("``", "“").replace("''", "”").replace("`", "‘")
     chunk = chunk.replace("---", "—").replace("--", "–").replace("~", " ")
-    chunk = chunk.replace("{", "").replace("}", "").replace("\\", "")
-    return chunk.replace("\ue010", "{").replace("\ue011", "}")
+    return chunk.replace("{", "").replace("}", "").replace("\\", "")
 
 
 def _plain(latex: str) -> str:
