@@ -14,7 +14,7 @@ from conftest import DATA
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.document import StructuredDoc
-from corpus.parse.latex import latex_to_text, parse_latex
+from corpus.parse.latex import latex_to_text, parse_bibliography, parse_latex
 
 FIDELITY = DATA / "fidelity" / "latex"
 LEGWORK = FIDELITY / "TeamLEGWORK+LEGWORK-paper" / "arxiv"
@@ -289,3 +289,120 @@ def test_math_symbols_come_from_a_maintained_table_and_set_braces_stay(shared_da
 )
 def test_math_symbol_pieces(latex: str, text: str) -> None:
     assert latex_to_text(latex) == text
+
+
+# --------------------------------------------------------------- 11: bibliographies
+
+
+def _names(e) -> list[tuple[str, str]]:
+    return [(" ".join([a.first, *a.middle]).strip(), a.last) for a in e.authors]
+
+
+@pytest.mark.parametrize(
+    "repo", ["TeamLEGWORK+LEGWORK-paper", "katiebreivik+BackPop", "bruce-edelman+CoveringYourBasis"]
+)
+def test_aas_bbl_names_surname_comma_initials(shared_data, repo) -> None:
+    """aasjournal writes "{Fuller}, J., \\& {Ma}, L. 2019" and "{de Mink}, S.~E.": short and
+    particled surnames pair with their initials, never become authors of their own."""
+    doc = parse_latex(_source(FIDELITY / repo / "arxiv"), repo)
+    for e in doc.bib_entries.values():
+        if e.raw_text[:1].islower():  # "{pandas development team}, T.": the .bib's own mistake
+            continue
+        for _first, last in _names(e):
+            assert len(last.replace(" ", "")) > 1 and not re.fullmatch(r"(?:[A-Z]\.?\s*)+", last), (
+                e.raw_text,
+                last,
+            )
+    by_key = {n[1] for e in doc.bib_entries.values() for n in _names(e)}
+    assert "de Mink" in by_key or repo == "TeamLEGWORK+LEGWORK-paper"
+
+
+def test_aas_bbl_short_surnames(shared_data) -> None:
+    doc = parse_latex(_source(FIDELITY / "katiebreivik+BackPop" / "arxiv"), "backpop")
+    fuller = next(e for e in doc.bib_entries.values() if e.raw_text.startswith("Fuller"))
+    assert _names(fuller) == [("J.", "Fuller"), ("L.", "Ma")]
+    ng = next(e for e in doc.bib_entries.values() if e.raw_text.startswith("Ng, K. K. Y."))
+    assert _names(ng)[:2] == [("K. K. Y.", "Ng"), ("S.", "Vitale")]
+
+
+_MNRAS_BBL = r"""\begin{thebibliography}{}
+\makeatletter
+\relax
+\def\mn@urlcharsother{\let\do\@makeother \do\$\do\&\do\#\do\^\do\_\do\%\do\~}
+\def\mn@doi{\begingroup\mn@urlcharsother \@ifnextchar [ {\mn@doi@}
+  {\mn@doi@[]}}
+\def\mn@doi@[#1]#2{\def\@tempa{#1}\ifx\@tempa\@empty \href
+  {http://dx.doi.org/#2} {doi:#2}\else \href {http://dx.doi.org/#2} {#1}\fi
+  \endgroup}
+\def\mn@eprint#1#2{\mn@eprint@#1:#2::\@nil}
+\def\mn@eprint@arXiv#1{\href {http://arxiv.org/abs/#1} {{\tt arXiv:#1}}}
+\def\eprint#1#2{\mn@eprint #1:#2::\@nil}
+
+\bibitem[\protect\citeauthoryear{{Abbott} et~al.,}{{Abbott} et~al.}{2017}]{Abbott2017}
+{Abbott} B.~P.,  et~al., 2017, \mn@doi [Phys. Rev. Lett.] {10.1103/PhysRevLett.119.161101}, \href {https://ui.adsabs.harvard.edu/abs/2017PhRvL.119p1101A} {119, 161101}
+
+\bibitem[\protect\citeauthoryear{Kasen, Metzger, Barnes, Quataert \& Ramirez-Ruiz}{Kasen et~al.}{2017}]{Kasen2017}
+Kasen D., Metzger B., Barnes J., Quataert E., Ramirez-Ruiz E., 2017, \mn@doi [\nat] {10.1038/nature24453}, \href {https://ui.adsabs.harvard.edu/abs/2017Natur.551...80K} {551, 80}
+
+\bibitem[\protect\citeauthoryear{{van der Walt}, Colbert \& Varoquaux}{{van der Walt} et~al.}{2011}]{vanderWalt2011}
+{van der Walt} S., Colbert S.~C., Varoquaux G., 2011, \mn@doi [Computing in Science and Engineering] {10.1109/MCSE.2011.37}, 13, 22
+
+\bibitem[\protect\citeauthoryear{Smith \& Jones}{Smith \& Jones}{2020}]{Smith2020}
+Smith A.~B., Jones C., 2020, \mnras, 491, 1
+
+\bibitem[\protect\citeauthoryear{{Ivezi{\'c}} et~al.,}{{Ivezi{\'c}} et~al.}{2019}]{Ivezic2019}
+{Ivezi{\'c}} {\v Z}., et~al., 2019, \mn@doi [\apj] {10.3847/1538-4357/ab042c}, \href {https://ui.adsabs.harvard.edu/abs/2019ApJ...873..111I} {873, 111}
+
+\makeatother
+\end{thebibliography}
+"""
+
+
+def test_mnras_bbl_venues_and_surname_initials() -> None:
+    got = {
+        k: (_names(e), e.venue, e.year, e.other_ids.get("DOI"))
+        for k, e in parse_bibliography(_MNRAS_BBL).items()
+    }
+    assert got["Abbott2017"] == (
+        [("B. P.", "Abbott")],
+        "Phys. Rev. Lett",
+        2017,
+        ["10.1103/PhysRevLett.119.161101"],
+    )
+    assert got["Kasen2017"][0] == [
+        ("D.", "Kasen"),
+        ("B.", "Metzger"),
+        ("J.", "Barnes"),
+        ("E.", "Quataert"),
+        ("E.", "Ramirez-Ruiz"),
+    ]
+    assert got["Kasen2017"][1:3] == ("Nature", 2017)
+    assert got["vanderWalt2011"][0] == [("S.", "van der Walt"), ("S. C.", "Colbert"), ("G.", "Varoquaux")]
+    assert got["vanderWalt2011"][1] == "Computing in Science and Engineering"
+    assert got["Smith2020"][:2] == ([("A. B.", "Smith"), ("C.", "Jones")], "MNRAS")
+    assert got["Ivezic2019"][:2] == ([("Ž.", "Ivezić")], "ApJ")
+    for e in parse_bibliography(_MNRAS_BBL).values():
+        assert "@" not in e.venue + e.raw_text and not e.title  # MNRAS prints no article titles
+
+
+def test_free_form_bibitems_surname_initials_and_comma_styles() -> None:
+    bbl = r"""\begin{thebibliography}{9}
+\bibitem{a} Smith J. and Jones K. Deep learning of things. Phys. Rev. D 49, 1234 (1994).
+\bibitem{b} Smith, J., Jones, K.: Deep learning of things. Phys. Rev. D \textbf{49}, 1234 (1994)
+\bibitem{c} J. Smith, K. Jones, Deep learning of things, Phys. Rev. D \textbf{49}, 1234 (1994), https://example.org/x.
+\bibitem{d} Abramowitz M., Stegun I. A., 1964, Handbook of Mathematical Functions. Dover, New York
+\bibitem{e} H. Matsumura, Commutative Algebra, Mathematics Lecture Note Series, Benjamin/Cummings, San Francisco (1980).
+\end{thebibliography}"""
+    got = {k: (e.title, _names(e), e.year) for k, e in parse_bibliography(bbl).items()}
+    things = [("J.", "Smith"), ("K.", "Jones")]
+    assert got["a"] == ("Deep learning of things", things, 1994)
+    assert got["b"] == ("Deep learning of things", things, 1994)
+    assert got["c"] == ("Deep learning of things", things, 1994)
+    assert got["d"] == (
+        "Handbook of Mathematical Functions",
+        [("M.", "Abramowitz"), ("I. A.", "Stegun")],
+        1964,
+    )
+    assert got["e"] == ("Commutative Algebra", [("H.", "Matsumura")], 1980)
+    venues = {k: e.venue for k, e in parse_bibliography(bbl).items()}
+    assert venues["a"] == venues["c"] == "Phys. Rev. D"

@@ -55,11 +55,51 @@ class _Item:
     year_label: str = ""  # natbib year (may carry a letter: 2019a)
 
 
+# Author lists as reference styles print them: "J. K. Smith" (initials first), "Smith J. K." and
+# "Smith, J. K." (surname first: MNRAS, AAS, Springer), particles ("van der Walt") kept with the
+# surname. A surname is a capitalised word ending in a lower-case letter ("Ng", "O'Leary",
+# "Ramirez-Ruiz"): never an initial, a number or a venue abbreviation ("Phys.", "D", "49").
+_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ"
+_INITIALS = rf"[{_UP}][a-z]?\.(?:[\s\-]*[{_UP}][a-z]?\.)*"
+_SURNAME = rf"[{_UP}][\w'’\-]*[a-zß-ÿā-ž]"
+_PARTICLES = r"(?:(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ter|ten|zu|St\.)\s+)*"
+_NAME_RE = re.compile(
+    rf"(?P<blast>{_PARTICLES}{_SURNAME}(?:\s+{_SURNAME})?),?\s+(?P<bfirst>{_INITIALS})"
+    rf"|(?P<afirst>{_INITIALS})\s*(?P<alast>{_PARTICLES}{_SURNAME})"
+)
+_NAME_SEP = r"(?:\s*,\s*(?:and\s+|&\s*)?|\s+and\s+|\s*&\s*|\s*;\s*)"
+_NAME_ONE = _NAME_RE.pattern.replace("?P<blast>", "?:").replace("?P<bfirst>", "?:")
+_NAME_ONE = _NAME_ONE.replace("?P<afirst>", "?:").replace("?P<alast>", "?:")
+_AUTHOR_LIST_RE = re.compile(
+    rf"\s*(?:{_NAME_ONE})(?:{_NAME_SEP}(?:{_NAME_ONE}))*(?:,?\s*(?:et\.?\s*al\.?|and\s+others))?"
+    r"(?=\s*(?:[,.:;(]|\d|$)|\s+[^\W\d_])"
+)
+
+
+def _initials_names(text: str) -> list[Author] | None:
+    """The authors of a list written with initials, or None when ``text`` is not one."""
+    m = _AUTHOR_LIST_RE.match(text)
+    if m is None or text[m.end() :].strip(" .,;:"):
+        return None
+    out = []
+    for nm in _NAME_RE.finditer(text, 0, m.end()):
+        first = (
+            (nm["bfirst"] or nm["afirst"]).replace(" ", "").replace(".", ". ").replace(". -", ".-").split()
+        )
+        last = _WS.sub(" ", nm["blast"] or nm["alast"]).strip()
+        out.append(Author(first=first[0] if first else "", middle=first[1:], last=last))
+    return out
+
+
 def _split_authors(text: str) -> list[Author]:
     text = _ET_AL.sub("", text)
-    text = re.sub(r"\b(?:19|20)\d\d[a-z]?\b\.?", "", text).strip(" .,;:")
-    if not text:
+    text = re.sub(r"\b(?:19|20)\d\d[a-z]?\b\.?", "", text).strip(" ,;:&")
+    if not text.strip("."):
         return []
+    by_initials = _initials_names(text)
+    if by_initials is not None:
+        return by_initials
+    text = text.strip(" .")
     parts = [p.strip(" .,") for p in re.split(r",?\s+and\s+|\s*&\s*|;\s*|,\s*", text) if p.strip(" .,")]
     names: list[str] = []
     initials = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]*)+$")
@@ -126,9 +166,18 @@ _WORDS_BEFORE_NUMBER = re.compile(r"[^\d{}\\]*?[^\W\d_]{2,}")
 _BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
 
 
+_MN_DOI_RE = re.compile(r"\\mn@doi\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
+_MN_EPRINT_RE = re.compile(r"\\(?:mn@)?eprint\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+
+
 def _clean_bbl(body: str) -> str:
-    """A bibitem's LaTeX with the bbl-only markup of REVTeX, ACM, Elsevier and
+    """A bibitem's LaTeX with the bbl-only markup of REVTeX, ACM, Elsevier, MNRAS and
     natbib styles reduced to plain LaTeX (field names, control macros, ``\\natexlab``)."""
+    if "@" in body:
+        dois = [m.group(2) for m in _MN_DOI_RE.finditer(body)]
+        body = _MN_DOI_RE.sub(lambda m: m.group(1) or "", body)
+        body = _MN_EPRINT_RE.sub(lambda m: f"{m.group(1)}:{m.group(2)}", body)
+        body += "".join(f" \\doi{{{d}}}" for d in dois)  # after the venue and pages: found, not in the way
     if "\\bib" in body or "\\Bibitem" in body or "@noop" in body or "\\show" in body or "\\select" in body:
         body = _BBL_NOISE_RE.sub("", body)
     if "\\Eprint" in body:
@@ -227,6 +276,9 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
     if italic:  # the venue: what follows is volume and pages
         venue = _plain(italic[0]).strip(" .,")
         head = latex[: italic[1]]
+    by_names = _after_author_list(_plain(head), venue)
+    if by_names is not None:
+        return by_names
     ym = _YEAR_RE.search(head)
     parts = _sentences(_plain(head))
     if len(parts) >= 2 and _is_title(parts[1]) and not _YEAR_RE.fullmatch(parts[1].strip(" .,()")):
@@ -246,12 +298,58 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
     return re.split(r"\{\\bf|\\textbf|\d", head, maxsplit=1)[0], "", venue
 
 
+_YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:1[89]|20)\d\d[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+
+
+def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
+    """(authors, title, venue) of a reference that opens with a list of names written with
+    initials ("Smith J., Jones K.", "J. Smith, K. Jones", "Smith, J., Jones, K.:"), then an
+    optional year, then the title and the venue; a reference whose first piece is followed by
+    its volume ("Kasen D., ..., 2017, Nature, 551, 80": MNRAS and AAS print no titles) has a
+    venue and no title. None when the reference does not open with such a list."""
+    m = _AUTHOR_LIST_RE.match(plain)
+    if m is None:
+        return None
+    authors, rest = plain[: m.end()], plain[m.end() :]
+    comma_style = rest.lstrip()[:1] == ","
+    year = _YEAR_AFTER_NAMES.match(rest)
+    rest = rest[year.end() :] if year else rest.lstrip(" ,.:;")
+    if not rest:
+        return authors, "", venue
+    comma = rest.find(", ")
+    if (comma_style or year) and comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not venue:
+        return authors, "", rest[:comma].strip(" .,")  # "2017, Phys. Rev. Lett., 119, 1": no title
+    stops = [len(rest)] + [
+        s.end() - len(s.group()) for s in _SENTENCE_END.finditer(rest) if _sentence_end(rest, s)
+    ][:1]
+    if (comma_style or year) and comma >= 0:
+        stops.append(comma)
+    end = min(stops)
+    first, tail = rest[:end].strip(" .,"), rest[end:].lstrip(" .,;:")
+    if not first:
+        return authors, "", venue
+    if (not tail or tail[:1].isdigit()) and not venue:  # "2017, Nature, 551, 80": a venue, no title
+        return authors, "", re.split(r"[,(]|\s\d", first, maxsplit=1)[0].strip(" .,")
+    if not _is_title(first) and not venue:
+        return authors, "", first
+    if not venue:
+        venue = re.split(r"[,(]|\d", tail, maxsplit=1)[0].strip(" .,")
+    return authors, re.sub(r"\s+In$", "", first), venue
+
+
+_SENTENCE_END = re.compile(r"\.\s+(?=[^\s,;:)\]])")
+
+
+def _sentence_end(text: str, m: re.Match) -> bool:
+    return not _INITIAL_END.search(text, 0, m.start())
+
+
 def _sentences(text: str) -> list[str]:
     """Split plain reference text at ". " where the word before the period is not an
     initial or abbreviation (``J. K. Smith``, ``et al.``)."""
     out, start = [], 0
-    for m in re.finditer(r"\.\s+(?=[^\s,;:)\]])", text):
-        if _INITIAL_END.search(text, 0, m.start()):
+    for m in _SENTENCE_END.finditer(text):
+        if not _sentence_end(text, m):
             continue
         out.append(text[start : m.start()].strip())
         start = m.end()

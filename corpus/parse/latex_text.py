@@ -194,6 +194,8 @@ _SYMBOL_TABLE.update(_SYMBOLS)
 _NOT_RE = re.compile(r"\\not(?![A-Za-z])\s*(?:\\([A-Za-z]+)|([=<>\\in]))")
 _DOTLESS_RE = re.compile(r"(\\['`\"^~=.])\s*\{?\s*\\([ij])(?![A-Za-z])\s*\}?")
 _CTRL_RE = re.compile(r"\\([A-Za-z]+)\*?")
+# accents named by a letter take a letter argument after a space or in braces: {\v Z} is Ž
+_LETTER_ACCENT_RE = re.compile(r"\\[vuHcdbrk](?![A-Za-z])\s*(?:\{\s*\\?[A-Za-z]\s*\}|[A-Za-z])")
 _RESIDUAL_RE = re.compile(
     r"\\(?:[A-Za-z]+\*?|['`\"^~=.])(?:\s*\[[^\[\]{}]*\])?(?:\s*\{[^{}]*\}|(?<=['`\"^~=.])[A-Za-z])*"
 )
@@ -260,6 +262,8 @@ def _to_text(chunk: str) -> str:
     if "\\" in chunk:
         if "\\i" in chunk or "\\j" in chunk:  # an accent on a dotless i: {\'\i} is í
             chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
+        if _LETTER_ACCENT_RE.search(chunk):
+            chunk = _LETTER_ACCENT_RE.sub(lambda m: _pylatexenc(m.group()), chunk)
         chunk = _XSPACE_RE.sub(_xspace, chunk)
         chunk = _HREF_RE.sub("", chunk)
         chunk = _URL_RE.sub(r"\1", chunk)
