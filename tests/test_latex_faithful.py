@@ -406,3 +406,64 @@ def test_free_form_bibitems_surname_initials_and_comma_styles() -> None:
     assert got["e"] == ("Commutative Algebra", [("H.", "Matsumura")], 1980)
     venues = {k: e.venue for k, e in parse_bibliography(bbl).items()}
     assert venues["a"] == venues["c"] == "Phys. Rev. D"
+
+
+_BLX_OLD = r"""\refsection{0}
+  \sortlist[entry]{nty/global/}
+    \entry{smith2019}{article}{}
+      \name{author}{2}{}{%
+        {{hash=7d0c}{Smith}{S\bibinitperiod}{John\bibnamedelima Paul}{J\bibinitperiod\bibinitdelim P\bibinitperiod}{}{}{}{}}%
+        {{hash=8e1f}{Walt}{W\bibinitperiod}{Stéfan}{S\bibinitperiod}{van\bibnamedelimb der}{v\bibinitperiod\bibinitdelim d\bibinitperiod}{}{}}%
+      }
+      \strng{namehash}{7d0c8e1f}
+      \field{labelyear}{2019}
+      \field{title}{A study of {CARMA} things}
+      \field{journaltitle}{J. Things}
+      \field{volume}{12}
+      \field{year}{2019}
+      \field{pages}{1\bibrangedash 10}
+      \verb{doi}
+      \verb 10.1000/xyz
+      \endverb
+    \endentry
+  \endsortlist
+\endrefsection
+"""
+_BLX_NEW = r"""\entry{vaswani2017}{inproceedings}{}
+  \name{author}{2}{}{%
+    {{un=0,uniquepart=base,hash=bd05}{%
+       family={Vaswani},
+       familyi={V\bibinitperiod},
+       given={Ashish},
+       giveni={A\bibinitperiod},
+       givenun=0}}%
+    {{un=0,uniquepart=base,hash=1a2b}{%
+       family={Walt},
+       familyi={W\bibinitperiod},
+       given={Stéfan},
+       giveni={S\bibinitperiod},
+       prefix={van\bibnamedelima der},
+       prefixi={v\bibinitperiod\bibinitdelim d\bibinitperiod},
+       givenun=0}}%
+  }
+  \field{title}{Attention is all you need}
+  \field{booktitle}{NeurIPS}
+  \field{year}{2017}
+  \field{pages}{5998\bibrangedash 6008}
+\endentry
+"""
+
+
+def test_biblatex_bbl_names_old_and_new_format() -> None:
+    old = parse_bibliography(_BLX_OLD)["smith2019"]
+    assert _names(old) == [("John Paul", "Smith"), ("Stéfan", "van der Walt")]
+    assert (old.title, old.venue, old.year, old.pages) == (
+        "A study of CARMA things",
+        "J. Things",
+        2019,
+        "1-10",
+    )
+    assert old.other_ids["DOI"] == ["10.1000/xyz"]
+    new = parse_bibliography(_BLX_NEW)["vaswani2017"]
+    assert _names(new) == [("Ashish", "Vaswani"), ("Stéfan", "van der Walt")]
+    assert (new.title, new.venue, new.pages) == ("Attention is all you need", "NeurIPS", "5998-6008")

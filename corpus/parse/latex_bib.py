@@ -660,7 +660,7 @@ def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
         venue=venue,
         volume=fields.get("volume", ""),
         issue=fields.get("number", ""),
-        pages=fields.get("pages", "").replace("--", "-"),
+        pages=re.sub(r"\s*[-\u2013\u2014]+\s*", "-", _plain(fields.get("pages", ""))),
         other_ids=ids,
         num=idx,
         urls=[fields["url"]] if fields.get("url") else [],
@@ -685,14 +685,7 @@ def _biblatex_items(text: str) -> list[_Item]:
                 fields[fm.group(1).lower()] = body[fm.end() : end - 1]
         for vm in _BLX_VERB_RE.finditer(body):
             fields.setdefault(vm.group(1).lower(), vm.group(2).strip())
-        names = []
-        nm = re.search(r"\\name\s*\{author\}", body)
-        if nm:
-            for fam in re.finditer(
-                r"family=\{([^{}]*)\}(?:,familyi=\{[^{}]*\})?(?:,given=\{([^{}]*)\})?",
-                body[nm.end() :].split("\\name")[0].split("\\list")[0],
-            ):
-                names.append(f"{fam.group(1)}, {fam.group(2) or ''}")
+        names = _blx_names(body, "author") or _blx_names(body, "editor")
         fields["author"] = " and ".join(names)
         if fields.get("eprinttype", "arxiv").lower() != "arxiv":
             fields.pop("eprint", None)
@@ -705,6 +698,50 @@ def _biblatex_items(text: str) -> list[_Item]:
         year = fields.get("labelyear", "") or (str(entry.year) if entry.year else "")
         items.append(_Item(m.group(1).strip(), fields.get("labelalpha"), entry, short, year))
     return items
+
+
+_BLX_NAME_RE = re.compile(r"\\name\s*\{(\w+)\}\s*\{\d+\}\s*\{[^{}]*\}\s*\{")
+_BLX_KEYVAL_RE = re.compile(r"(\w+)\s*=\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+
+
+def _groups(text: str) -> list[str]:
+    """The top-level ``{...}`` groups of ``text``, in order (what lies between them skipped)."""
+    out, i = [], 0
+    while (j := text.find("{", i)) >= 0:
+        end = _match_brace(text, j)
+        if end < 0:
+            break
+        out.append(text[j + 1 : end - 1])
+        i = end
+    return out
+
+
+def _blx_names(body: str, role: str) -> list[str]:
+    """``\\name{role}`` of a biblatex .bbl entry as BibTeX names ("von Last, First"): biber's
+    key=value parts (``family={..}, given={..}, prefix={..}``, biblatex 3.3 on) or the older
+    positional groups ``{hash}{family}{familyi}{given}{giveni}{prefix}{prefixi}{suffix}{suffixi}``."""
+    for m in _BLX_NAME_RE.finditer(body):
+        if m.group(1) != role:
+            continue
+        end = _match_brace(body, m.end() - 1)
+        names = []
+        for person in _groups(body[m.end() : end - 1] if end > 0 else ""):
+            parts = _groups(person)
+            if len(parts) >= 2 and "family=" in parts[1]:
+                kv = dict(_BLX_KEYVAL_RE.findall(parts[1]))
+                family, given, prefix, suffix = (
+                    kv.get(k, "") for k in ("family", "given", "prefix", "suffix")
+                )
+            elif len(parts) >= 4:
+                family, given = parts[1], parts[3]
+                prefix = parts[5] if len(parts) > 5 else ""
+                suffix = parts[7] if len(parts) > 7 else ""
+            else:
+                continue
+            last = f"{prefix} {family}".strip()
+            names.append(", ".join(p for p in (last, suffix, given) if p) if given or suffix else last)
+        return names
+    return []
 
 
 def _bib_short(authors: list[Author]) -> str:

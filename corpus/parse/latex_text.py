@@ -171,6 +171,10 @@ _SYMBOLS = {
     "textquoteleft": "‘", "textquotedblleft": "“", "textquotedblright": "”", "slash": "/",
     "textasciitilde": "~", "textdegree": "°", "ie": "i.e.", "eg": "e.g.", "etal": "et al.",
     "cf": "cf.", "vs": "vs.", "etc": "etc.", "today": "", "and": ",", "AND": ",", "at": "@",
+    # biblatex's punctuation macros in .bbl names and fields
+    "bibrangedash": "–", "bibdatedash": "–", "bibinitperiod": ".", "bibinitdelim": " ",
+    "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
+    "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
 }  # fmt: skip
 # The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
 _AAS_JOURNALS = {
