@@ -467,3 +467,45 @@ def test_biblatex_bbl_names_old_and_new_format() -> None:
     new = parse_bibliography(_BLX_NEW)["vaswani2017"]
     assert _names(new) == [("Ashish", "Vaswani"), ("Stéfan", "van der Walt")]
     assert (new.title, new.venue, new.pages) == ("Attention is all you need", "NeurIPS", "5998-6008")
+
+
+# --------------------------------------------------------------- 6 and 11: .bib files
+
+
+def test_bib_keys_match_case_insensitively_as_bibtex_does(shared_data) -> None:
+    """``\\cite{wagg+2022}`` finds ``@article{Wagg+2022,``: BibTeX matches keys whatever their case."""
+    src = _source(LEGWORK)
+    key = next(k for k in re.findall(r"\\citep?\{([^{},]+)\}", src.text) if k != k.lower())
+    text = src.text.replace("{" + key + "}", "{" + key.lower() + "}")
+    doc = parse_latex(src.model_copy(update={"text": text, "bbl": None}), "legwork")
+    spans = [s for p in _paragraphs(doc) for s in p.cite_spans]
+    assert spans and all(s.ref_id for s in spans) and not any(s.text == "[?]" for s in spans)
+
+
+def test_bib_file_read_by_bibtexparser_with_bibtex_names_and_strings() -> None:
+    bib = r"""@string{prl = "Phys. Rev. Lett."}
+@string{aa = {Astron. } # "Astrophys."}
+@article{Vander2020,
+  author = {van der Walt, Jr, St{\'e}fan and {The LIGO Scientific Collaboration} and Ludwig van Beethoven},
+  title = {{CARMA} observations of {M}ars},
+  journal = prl, year = 2020, pages = {1--10}, month = jan,
+}
+@article{other, author = "Smith, J. K.", title = "T", journal = aa, year = "1999"}
+@article{broken, author = {Doe, Jane}, title = {Never closed, journal = {J}, year = {2001},
+@misc{after, title = {Still read}, author = {Roe, R.}}
+"""
+    got = parse_bibliography(bib)
+    v = got["Vander2020"]
+    assert [(a.first, a.last, a.suffix) for a in v.authors] == [
+        ("Stéfan", "van der Walt", "Jr"),
+        ("", "The LIGO Scientific Collaboration", ""),
+        ("Ludwig", "van Beethoven", ""),
+    ]
+    assert (v.title, v.venue, v.year, v.pages) == (
+        "CARMA observations of Mars",
+        "Phys. Rev. Lett.",
+        2020,
+        "1-10",
+    )
+    assert got["other"].venue == "Astron. Astrophys." and got["other"].authors[0].middle == ["K."]
+    assert got["after"].title == "Still read" and "broken" in got

@@ -459,7 +459,7 @@ def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
     if cmd in ("nocite",):
         return
     for pre, post, keys in groups:
-        items = [(k, ctx.bib.get(k)) for k in keys]
+        items = [(k, ctx.bib.get(k) or ctx.bib.get(k.lower())) for k in keys]
         if ctx.style == "NAME-YEAR":
             _emit_name_year(b, cmd, pre, post, items, ctx.cite_form)
         else:
@@ -710,12 +710,14 @@ def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_
     elif refs:
         return _references_env(refs.group(1)), True
     elif source.bib:
-        fields = _bib_fields(source.bib)
-        wanted = list(fields) if re.search(r"\\nocite\s*\{\s*\*\s*\}", body) else _cited_keys(body)
+        every = re.search(r"\\nocite\s*\{\s*\*\s*\}", body)
+        cited = _cited_keys(body)
+        fields = _bib_fields(source.bib, None if every else set(cited))
         items = []
-        for key in wanted:
-            if key in fields:
-                entry = _entry_from_bib(fields[key], len(items))
+        for key in cited + ([k for k in fields if k not in {c.lower() for c in cited}] if every else []):
+            f = fields.get(key.lower())
+            if f is not None and key.lower() not in {it.key.lower() for it in items}:
+                entry = _entry_from_bib(f, len(items))
                 items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
         return items, False
     else:
@@ -727,10 +729,11 @@ def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_
 
 
 def _bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dict[str, str]]:
+    """The .bib entries by lower-case key (BibTeX matches cite keys whatever their case)."""
     fields: dict[str, dict[str, str]] = {}
     for text in texts:
         for k, v in parse_bib_file(text, keys).items():
-            fields.setdefault(k, v)
+            fields.setdefault(k.lower(), v)
     return fields
 
 
@@ -753,7 +756,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     items, from_bbl = _bibliography(source, body, preamble)
     labels_author_year = sum(1 for it in items if it.short) * 2 >= len(items) > 0 if from_bbl else None
     mode = cite_mode(preamble, text, source.packages, labels_author_year)
-    ctx = _Context(bib={it.key: it for it in items}, style=mode.style, cite_form=mode.cite)
+    bib = {it.key.lower(): it for it in reversed(items)}  # BibTeX matches keys whatever their case
+    bib.update({it.key: it for it in items})
+    ctx = _Context(bib=bib, style=mode.style, cite_form=mode.cite)
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",

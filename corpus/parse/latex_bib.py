@@ -7,6 +7,7 @@ plain styles), a biblatex .bbl, or BibTeX .bib files; each reader gives :class:`
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -22,7 +23,6 @@ from corpus.parse.latex_text import (
     _plain,
     _read_group,
     _read_optional,
-    _skip_ws,
 )
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
@@ -499,121 +499,151 @@ def _references_env(text: str) -> list[_Item]:
     return items
 
 
-# --- BibTeX (.bib) files, used when there is no .bbl
+# --- BibTeX (.bib) files, used when there is no .bbl (and for titles a .bbl leaves out)
+#
+# bibtexparser reads the entries (fields, ``@string`` macros and ``#`` concatenation, enclosing
+# braces and quotes) and splits names as BibTeX does ("von Last, Jr, First"). Before it, a
+# scanner cuts the file into entries, so only the entries a paper cites are handed to it (a
+# paper cites ~50 of the thousands in a shared .bib) and an entry whose braces never close ends
+# where the next ``@type{`` line starts, as in BibTeX, instead of swallowing the rest.
+
+logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # a broken entry is skipped, not logged per paper
 
 _BIB_AT_RE = re.compile(r"@\s*(\w+)\s*([{(])")
-_FEW_KEYS = 16  # up to this many wanted entries are looked up one by one instead of reading the file
 _BIB_NEXT_RE = re.compile(r"\n[ \t]*@[ \t]*[A-Za-z]+[ \t]*[{(]")
-_BIB_FIELD_RE = re.compile(r"\s*,?\s*([A-Za-z][\w\-:.+]*)\s*=\s*")
 
 
-def _bib_value(s: str, i: int, strings: dict[str, str]) -> tuple[str, int]:
-    parts = []
-    while True:
-        i = _skip_ws(s, i)
-        if i >= len(s):
-            break
-        if s[i] == "{":
-            end = _match_brace(s, i)
-            end = len(s) if end < 0 else end
-            parts.append(s[i + 1 : end - 1])
-            i = end
-        elif s[i] == '"':
-            j, depth = i + 1, 0
-            while j < len(s) and not (s[j] == '"' and depth == 0):
-                depth += {"{": 1, "}": -1}.get(s[j], 0)
-                j += 1
-            parts.append(s[i + 1 : j])
-            i = j + 1
-        else:
-            m = re.compile(r"[\w\-.:]+").match(s, i)
-            if not m:
-                break
-            parts.append(strings.get(m.group().lower(), m.group()))
-            i = m.end()
-        j = _skip_ws(s, i)
-        if j < len(s) and s[j] == "#":
-            i = j + 1
-            continue
-        break
-    return "".join(parts), i
-
-
-def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> dict[str, dict[str, str]]:
-    """BibTeX entries as ``{key: {field: latex value}}`` (``@string`` macros resolved).
-    An entry whose braces never close ends where the next ``@type{`` line starts. With
-    ``keys``, only those entries are read; with a few keys, each is looked up directly
-    (then ``@string`` macros are not resolved: plain words stay as written)."""
-    if keys is not None and len(keys) <= _FEW_KEYS:
-        entries: dict[str, dict[str, str]] = {}
-        for key in keys:
-            m = re.search(r"@\s*\w+\s*[{(]\s*" + re.escape(key) + r"\s*,", text)
-            at = _BIB_AT_RE.match(text, m.start()) if m else None
-            if at:
-                entries.update(_bib_entries(text[m.start() : _entry_end(text, at)], None))
-        return {k: v for k, v in entries.items() if k in keys}
-    return _bib_entries(text, keys)
-
-
-def _entry_end(text: str, m: re.Match) -> int:
-    """End of the entry whose ``@type{`` is ``m``: its closing brace, or the next entry's start."""
+def _entry_end(text: str, m: re.Match) -> tuple[int, bool]:
+    """End of the entry whose ``@type{`` is ``m`` and whether it closed: its closing brace, or
+    the next entry's start."""
     if m.group(2) == "{":
         end = _match_brace(text, m.end() - 1)
     else:
         close = text.find(")", m.end())
         end = close + 1 if close >= 0 else -1
+    closed = end >= 0
     end = len(text) if end < 0 else end
     nxt = _BIB_NEXT_RE.search(text, m.end(), end)
-    return nxt.start() + 1 if nxt else end  # never closed: BibTeX ends it where the next one starts
+    return (nxt.start() + 1, False) if nxt else (end, closed)
 
 
-def _bib_entries(text: str, keys: set[str] | frozenset[str] | None) -> dict[str, dict[str, str]]:
-    entries: dict[str, dict[str, str]] = {}
-    strings: dict[str, str] = {}
-    pos = 0
+def _bib_blocks(text: str, keys: set[str] | frozenset[str] | None) -> str:
+    """The ``@string`` blocks and the wanted entries (keys compared lower-case) of a .bib, each
+    entry closed."""
+    wanted = {k.lower() for k in keys} if keys is not None else None
+    out, pos = [], 0
     while m := _BIB_AT_RE.search(text, pos):
         kind = m.group(1).lower()
-        if keys is not None and kind not in ("string", "comment", "preamble"):
+        if kind in ("comment", "preamble"):
+            pos = _entry_end(text, m)[0]
+            continue
+        if wanted is not None and kind != "string":
             comma = text.find(",", m.end(), m.end() + 300)
-            if comma < 0 or text[m.end() : comma].strip() not in keys:
+            if comma < 0 or text[m.end() : comma].strip().lower() not in wanted:
                 pos = m.end()
                 continue
-        end = _entry_end(text, m)
-        body = text[m.end() : end - 1]
+        end, closed = _entry_end(text, m)
+        block = text[m.start() : end].rstrip()
+        if not closed:  # close what is open in it, as BibTeX ends it at the next entry
+            bare = re.sub(r"\\[{}]", "", block)
+            block = block.rstrip(",") + "}" * max(bare.count("{") - bare.count("}"), 0)
+            block += ")" if m.group(2) == "(" else ""
+        out.append(block)
         pos = end
-        if kind in ("comment", "preamble"):
-            continue
-        if kind == "string":
-            fm = _BIB_FIELD_RE.match(body)
-            if fm:
-                strings[fm.group(1).lower()] = _bib_value(body, fm.end(), strings)[0]
-            continue
-        comma = body.find(",")
-        if comma < 0:
-            continue
-        key, fields, i = body[:comma].strip(), {"ENTRYTYPE": kind}, comma
-        while fm := _BIB_FIELD_RE.match(body, i):
-            value, i = _bib_value(body, fm.end(), strings)
-            fields[fm.group(1).lower()] = value
-        entries.setdefault(key, fields)
+    return "\n".join(out)
+
+
+def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> dict[str, dict[str, str]]:
+    """BibTeX entries as ``{key: {field: latex value}}`` (``ENTRYTYPE`` too; ``@string`` macros
+    resolved, field names lower-case). With ``keys``, only those entries (matched as BibTeX
+    matches keys, whatever their case)."""
+    import bibtexparser
+
+    blocks = _bib_blocks(text, keys)
+    if not blocks:
+        return {}
+    library = bibtexparser.parse_string(blocks)
+    macros: dict[str, str] = {}
+    for string in library.strings:
+        value = str(string.value)
+        macros[string.key.lower()] = _concatenation(value, macros) if "#" in value else value
+    entries: dict[str, dict[str, str]] = {}
+    for entry in library.entries:
+        fields = {"ENTRYTYPE": entry.entry_type.lower()}
+        for f in entry.fields:
+            value = f.value if isinstance(f.value, str) else str(f.value)
+            fields.setdefault(f.key.lower(), _concatenation(value, macros) if "#" in value else value)
+        entries.setdefault(entry.key, fields)
     return entries
 
 
-def _bib_authors(value: str) -> list[Author]:
+_MONTHS = dict(
+    zip(
+        "jan feb mar apr may jun jul aug sep oct nov dec".split(),
+        ("January February March April May June July August September October November December".split()),
+        strict=True,
+    )
+)
+_BIB_WORD = re.compile(r"[^\s\"{}#,=]+")
+
+
+def _concatenation(value: str, macros: dict[str, str]) -> str:
+    """``"Astron. " # aa # {~Suppl.}`` joined, macros (and BibTeX's month names) expanded: what
+    bibtexparser leaves as written. A value that is not such an expression (a URL with ``#``)
+    comes back unchanged."""
+    pieces, depth, quoted, start = [], 0, False, 0
+    for i, c in enumerate(value):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == '"' and depth == 0:
+            quoted = not quoted
+        elif c == "#" and depth == 0 and not quoted:
+            pieces.append(value[start:i].strip())
+            start = i + 1
+    pieces.append(value[start:].strip())
     out = []
-    for name in re.split(r"\s+and\s+", _WS.sub(" ", value).strip()):
-        name = _plain(name)
+    for p in pieces:
+        if len(p) >= 2 and (p[0], p[-1]) in (('"', '"'), ("{", "}")):
+            out.append(p[1:-1])
+        elif _BIB_WORD.fullmatch(p) and (p.isdigit() or p[0].isalpha()):
+            out.append(macros.get(p.lower(), _MONTHS.get(p.lower(), p)))
+        else:
+            return value
+    return "".join(out)
+
+
+_SUFFIX_RE = re.compile(r"(?:Jr|Sr|I{2,3}|IV|V)\.?", re.I)
+
+
+def _bib_authors(value: str) -> list[Author]:
+    """BibTeX names ("First von Last", "von Last, First", "von Last, Jr, First"), split as
+    BibTeX splits them (a braced group is one word: ``{The LIGO Collaboration}``)."""
+    from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
+
+    out = []
+    for name in split_multiple_persons_names(_WS.sub(" ", value).strip()):
         if not name or name.lower() == "others":
             continue
-        if "," in name:
-            last, _, first = name.partition(",")
-            tokens = first.split()
-            out.append(Author(first=tokens[0] if tokens else "", middle=tokens[1:], last=last.strip()))
-        else:
-            tokens = name.split()
-            out.append(
-                Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
+        try:
+            parts = parse_single_name_into_parts(name, strict=False)
+        except ValueError:
+            continue
+        if parts.jr and len(parts.first) == 1 and _SUFFIX_RE.fullmatch(parts.first[0]):
+            parts.first, parts.jr = parts.jr, parts.first  # ADS writes "{Gott}, J.~R., III"
+        first = [_plain(w) for w in parts.first if _plain(w)]
+        last = _plain(" ".join(parts.von + parts.last))
+        if not last and not first:
+            continue
+        out.append(
+            Author(
+                first=first[0] if first else "",
+                middle=first[1:],
+                last=last,
+                suffix=_plain(" ".join(parts.jr)),
             )
+        )
     return out
 
 
@@ -782,7 +812,7 @@ def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
     that got a title."""
     titled = 0
     for it in items:
-        f = fields.get(it.key)
+        f = fields.get(it.key) or fields.get(it.key.lower())
         if f is None:
             continue
         e = it.entry
