@@ -509,3 +509,40 @@ def test_bib_file_read_by_bibtexparser_with_bibtex_names_and_strings() -> None:
     )
     assert got["other"].venue == "Astron. Astrophys." and got["other"].authors[0].middle == ["K."]
     assert got["after"].title == "Still read" and "broken" in got
+
+
+# --------------------------------------------------------------- 4 and 5: acmart's \cite, cite aliases
+
+
+def test_acmart_author_year_cite_is_parenthetical(tmp_path: Path) -> None:
+    root = tmp_path / "e"
+    root.mkdir()
+    body = "\\section{Intro}\nquickly \\cite{smith,lee}; \\citet{lee} showed it.\n\\bibliographystyle{ACM-Reference-Format}"
+    (root / "main.tex").write_text(
+        "\\documentclass[sigconf]{acmart}\n\\citestyle{acmauthoryear}\n\\begin{document}\n"
+        + body
+        + "\n\\end{document}\n"
+    )
+    (root / "refs.bib").write_text(_BIB)
+    doc = parse_latex(_source(root), "acm")
+    assert doc.citation_style == "NAME-YEAR"
+    assert doc.body_text[0].text == "quickly (Smith et al., 2019; Lee, 2020); Lee (2020) showed it."
+    (root / "main.tex").write_text(
+        "\\documentclass[sigconf]{acmart}\n\\begin{document}\n" + body + "\n\\end{document}\n"
+    )
+    numeric = parse_latex(_source(root), "acm")  # acmart's default is numeric
+    assert numeric.citation_style == "BRACKET" and numeric.body_text[0].text.startswith("quickly [1], [2];")
+
+
+def test_citetalias_and_citepalias_print_their_alias(shared_data) -> None:
+    """natbib's ``\\defcitealias{key}{Paper~I}``: ``\\citetalias`` prints "Paper I", ``\\citepalias``
+    "(Paper I)", linked like any cite (on a real AASTeX paper, an alias given to one of its keys)."""
+    src = _source(BASIS)
+    key = re.search(r"\\citet\{([^{},]+)\}", src.text).group(1)
+    text = src.text.replace("\\begin{document}", "\\defcitealias{" + key + "}{Paper~I}\n\\begin{document}", 1)
+    text = text.replace("\\citet{" + key + "}", "\\citetalias{" + key + "} and \\citepalias{" + key + "}", 1)
+    doc = parse_latex(src.model_copy(update={"text": text}), "basis")
+    spans = [(s.text, s.ref_id) for p in _paragraphs(doc) for s in p.cite_spans if "Paper I" in s.text]
+    assert len(spans) == 2 and spans[0][1] == spans[1][1] is not None
+    p = next(p for p in doc.body_text if "Paper I" in p.text)
+    assert "Paper I and (Paper I)" in p.text

@@ -355,7 +355,7 @@ _CITE_CMDS = frozenset(
     """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp
     Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite smartcite
     supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
-    citeasnoun""".split()
+    citeasnoun citetalias citepalias""".split()
 )
 _REF_CMDS = frozenset(
     "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref".split()
@@ -391,9 +391,9 @@ class _Context:
     bib: dict[str, _Item]
     style: str  # BRACKET or NAME-YEAR
     labels: dict[str, Target] = field(default_factory=dict)
-    cite_form: CiteForm = (
-        "textual"  # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare
-    )
+    # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare form
+    cite_form: CiteForm = "textual"
+    aliases: dict[str, str] = field(default_factory=dict)  # natbib's \defcitealias{key}{Paper I}
     footnotes: list[Paragraph] = field(default_factory=list)
 
 
@@ -460,10 +460,30 @@ def _emit_cites(b: _Builder, cmd: str, groups, ctx: _Context) -> None:
         return
     for pre, post, keys in groups:
         items = [(k, ctx.bib.get(k) or ctx.bib.get(k.lower())) for k in keys]
+        if cmd in ("citetalias", "citepalias"):
+            _emit_alias(b, cmd, items, ctx)
+            continue
         if ctx.style == "NAME-YEAR":
             _emit_name_year(b, cmd, pre, post, items, ctx.cite_form)
         else:
             _emit_bracket(b, cmd, items)
+
+
+def _emit_alias(b: _Builder, cmd: str, items, ctx: _Context) -> None:
+    """natbib's ``\\citetalias`` prints a key's alias ("Paper I"), ``\\citepalias`` "(Paper I)"."""
+    paren = cmd == "citepalias"
+    if paren:
+        b.add(" (" if b.last not in ("", " ", "(") else "(")
+    for n, (key, item) in enumerate(items):
+        if n:
+            b.add("; " if paren else ", ")
+        alias = ctx.aliases.get(key) or ctx.aliases.get(key.lower())
+        b.span(alias or "[?]", item.entry.ref_id if item and alias else None, b.cites)
+    if paren:
+        b.add(")")
+
+
+_DEFCITEALIAS_RE = re.compile(r"\\defcitealias\s*\{([^{}]*)\}\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 
 def _emit_bracket(b: _Builder, cmd: str, items) -> None:
@@ -759,6 +779,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     bib = {it.key.lower(): it for it in reversed(items)}  # BibTeX matches keys whatever their case
     bib.update({it.key: it for it in items})
     ctx = _Context(bib=bib, style=mode.style, cite_form=mode.cite)
+    for m in _DEFCITEALIAS_RE.finditer(text):
+        ctx.aliases[m.group(1).strip()] = ctx.aliases[m.group(1).strip().lower()] = _plain(m.group(2))
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
