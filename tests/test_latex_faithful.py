@@ -546,3 +546,29 @@ def test_citetalias_and_citepalias_print_their_alias(shared_data) -> None:
     assert len(spans) == 2 and spans[0][1] == spans[1][1] is not None
     p = next(p for p in doc.body_text if "Paper I" in p.text)
     assert "Paper I and (Paper I)" in p.text
+
+
+# --------------------------------------------------------------- 8: front matter
+
+
+def test_front_matter_of_aastex5_elsarticle_and_credit_macros() -> None:
+    text = r"""\documentclass{aastex}
+\newcommand{\blfootnote}[1]{\begingroup\renewcommand\thefootnote{}\footnote{#1}\addtocounter{footnote}{-1}\endgroup}
+\begin{document}
+\title{Long-lived Habitable Zones\thanks{Based on observations made with the {\it Hubble} Space Telescope.}}
+\author{Andrew Vanderburg\altaffilmark{1,$\star$}, Antoine B\'edard\altaffilmark{2}}
+\altaffiltext{1}{Department of Physics, Massachusetts Institute of Technology, Cambridge, MA 02139, USA}
+\altaffiltext{$\star$}{\url{andrewv@mit.edu}, Sloan Research Fellow}
+\altaffiltext{2}{Department of Physics, University of Warwick, CV4 7AL, Coventry, UK}
+\blfootnote{These authors contributed equally to this work.}
+\begin{abstract}We study white dwarfs.\end{abstract}
+\begin{keyword}white dwarfs \sep planets \sep habitability\end{keyword}
+\begin{highlights}\item A highlight.\end{highlights}
+\section{Introduction}
+White dwarfs cool.
+\end{document}
+"""
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    assert doc.title == "Long-lived Habitable Zones"
+    assert [p.text for p in doc.body_text] == ["White dwarfs cool."]
+    assert doc.abstract[0].text == "We study white dwarfs."

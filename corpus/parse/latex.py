@@ -205,6 +205,9 @@ _PROTECTED = frozenset(
 )
 
 
+_CREDIT_NOTE = re.compile(r"\\(?:footnote|footnotetext|thanks|blfootnote)(?![A-Za-z])")
+
+
 @dataclass
 class _Macro:
     nargs: int
@@ -249,7 +252,11 @@ def _collect_macros(text: str) -> tuple[dict[str, _Macro], str]:
         pos = end
         if m["cmd"] == "DeclareMathOperator":
             body = body.replace("\\,", " ")
-        if name in _PROTECTED or len(body) > 4000 or _UNSAFE_BODY.search(body):
+        if name in _PROTECTED:
+            continue
+        if len(body) > 4000 or _UNSAFE_BODY.search(body):
+            if _CREDIT_NOTE.search(body):  # \blfootnote{Equal contribution}: an author note, no text
+                macros[name] = _Macro(nargs, default, "")
             continue
         if m["cmd"] == "providecommand" and name in macros:
             continue
@@ -322,7 +329,7 @@ _MATH_ENVS = frozenset(
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
+    keywords keyword highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
 )
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm")
@@ -370,11 +377,12 @@ _DROP_ARG_CMDS = frozenset(
     homepage correspondingauthor submitjournal shortauthors ead cortext fntext tnotetext institution
     streetaddress city state country postcode additionalaffiliation authornote authornotemark titlenote
     inst IEEEauthorblockN IEEEauthorblockA IEEEmembership acmConference acmBooktitle acmDOI acmISBN
-    acmPrice acmYear copyrightyear setcopyright ccsdesc""".split()
+    acmPrice acmYear copyrightyear setcopyright ccsdesc altaffilmark altaffiltext SetRunningHead Received
+    Accepted KeyWords keyword""".split()
 )
 # Front-matter commands with more than one argument (read while the next group follows at once:
 # aastex's \collaboration{n}{name} is revtex's \collaboration{name}); commands with none.
-_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3}
+_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3, "altaffiltext": 2, "SetRunningHead": 2}
 _NO_ARG_CMDS = frozenset({"footnotemark", "authornotemark"})
 _FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
@@ -699,8 +707,19 @@ def _title(text: str) -> str:
     except LatexError:
         return ""
     raw = re.sub(r"\\\\", " ", raw or "")
-    raw = re.sub(r"\\(?:thanks|footnote)\s*\{[^{}]*\}", "", raw)
-    return _plain(raw)
+    out, pos = [], 0
+    for n in re.finditer(r"\\(?:thanks|footnote|tnoteref|fnref|titlenote)(?![A-Za-z])", raw):
+        if n.start() < pos:
+            continue
+        _, i = _read_optional(raw, n.end())
+        try:
+            note, end = _read_group(raw, i)
+        except LatexError:
+            note, end = None, i
+        out.append(raw[pos : n.start()])
+        pos = end if note is not None else n.end()
+    out.append(raw[pos:])
+    return _plain("".join(out))
 
 
 def _cited_keys(body: str) -> list[str]:
