@@ -572,3 +572,44 @@ White dwarfs cool.
     assert doc.title == "Long-lived Habitable Zones"
     assert [p.text for p in doc.body_text] == ["White dwarfs cool."]
     assert doc.abstract[0].text == "We study white dwarfs."
+
+
+# --------------------------------------------------------------- 10: macro arguments, own .sty files
+
+
+def test_macros_in_the_eprints_own_sty_read_like_the_tex_ones(shared_data, tmp_path: Path) -> None:
+    """LEGWORK's own macros (\\lw for "LEGWORK", \\referee, \\unit...) moved from ms.tex into
+    a style file of the e-print (``\\usepackage{legworkmacros}``): the same text comes out."""
+    root = tmp_path / "e"
+    shutil.copytree(LEGWORK, root)
+    lines = (root / "ms.tex").read_text().split("\n")
+    start = next(i for i, x in enumerate(lines) if x.startswith("\\newcommand{\\todo}"))
+    end = next(i for i, x in enumerate(lines) if x.startswith("\\newcommand{\\tutorialLink}")) + 1
+    (root / "legworkmacros.sty").write_text(
+        "\\ProvidesPackage{legworkmacros}\n" + "\n".join(lines[start:end]) + "\n"
+    )
+    (root / "ms.tex").write_text("\n".join(lines[:start] + ["\\usepackage{legworkmacros}"] + lines[end:]))
+    good = parse_latex(_source(LEGWORK), "legwork")
+    doc = parse_latex(_source(root), "legwork")
+    assert any("LEGWORK" in p.text for p in doc.body_text)
+    assert [p.text for p in doc.body_text] == [p.text for p in good.body_text]
+
+
+def test_macro_arguments_do_not_leak_and_user_tables_leave_the_body() -> None:
+    text = r"""\documentclass{article}
+\newenvironment{mytable}[1]{\begin{center}\begin{tabular}{#1}}{\end{tabular}\end{center}}
+\begin{document}
+\section{Intro}
+{\fontfamily{ptm}\selectfont Times text} and {\fontsize{10}{12}\selectfont sized} words.
+\addcontentsline{toc}{section}{References}
+\begin{mytable}{lcr}
+alpha & beta & gamma \\ 1 & 2 & 3 \\
+\end{mytable}
+\begin{resultstable}{|l|c|}
+\hline Model & Score \\ \hline A & 0.9 \\ \hline
+\end{resultstable}
+After the tables.
+\end{document}
+"""
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    assert [p.text for p in doc.body_text] == ["Times text and sized words.", "After the tables."]

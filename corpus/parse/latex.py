@@ -58,6 +58,7 @@ from corpus.parse.latex_labels import Heading, Target, assign_labels, theorems
 from corpus.parse.latex_style import CiteForm, cite_mode
 from corpus.parse.latex_text import (
     _WS,
+    _match_brace,
     _plain,
     _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
     _read_arg,
@@ -378,11 +379,15 @@ _DROP_ARG_CMDS = frozenset(
     streetaddress city state country postcode additionalaffiliation authornote authornotemark titlenote
     inst IEEEauthorblockN IEEEauthorblockA IEEEmembership acmConference acmBooktitle acmDOI acmISBN
     acmPrice acmYear copyrightyear setcopyright ccsdesc altaffilmark altaffiltext SetRunningHead Received
-    Accepted KeyWords keyword""".split()
+    Accepted KeyWords keyword fontfamily fontseries fontshape fontencoding fontsize usefont addtocontents
+    definecolor color""".split()
 )
 # Front-matter commands with more than one argument (read while the next group follows at once:
 # aastex's \collaboration{n}{name} is revtex's \collaboration{name}); commands with none.
-_DROP_NARGS = {"markboth": 2, "collaboration": 2, "acmConference": 3, "altaffiltext": 2, "SetRunningHead": 2}
+_DROP_NARGS = {
+    "markboth": 2, "collaboration": 2, "acmConference": 3, "altaffiltext": 2, "SetRunningHead": 2,
+    "addcontentsline": 3, "addtocontents": 2, "fontsize": 2, "usefont": 4, "definecolor": 3,
+}  # fmt: skip
 _NO_ARG_CMDS = frozenset({"footnotemark", "authornotemark"})
 _FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
@@ -390,6 +395,7 @@ _HANDLED_RE = re.compile(
     + "|".join(sorted(_CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS | _FOOTNOTE_CMDS, key=len, reverse=True))
     + r")(?![A-Za-z])(\*?)"
 )
+_INTERPRETED = _CITE_CMDS | _REF_CMDS | _DROP_ARG_CMDS | _FOOTNOTE_CMDS
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
 _NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
 
@@ -640,8 +646,10 @@ class _Region:
     content: str
 
 
-def _environments(body: str) -> list[_Region]:
-    """Top-level regions of environments that leave the body text, in order."""
+def _environments(body: str, user: dict[str, str] | None = None) -> list[_Region]:
+    """Top-level regions of environments that leave the body text, in order (``user``: the
+    paper's own environments that are figures, tables or equations)."""
+    user = user or {}
     regions: list[_Region] = []
     stack: list[str] = []
     active: tuple[int, int, str, int] | None = None  # (stack index, start, name, content start)
@@ -656,6 +664,7 @@ def _environments(body: str) -> list[_Region]:
                 or name in _DROP_ENVS
                 or name in _ALGORITHM_ENVS
                 or name in _ACK_ENVS
+                or name in user
                 or name == "abstract"
             ):
                 active = (len(stack) - 1, m.start(), name, m.end())
@@ -673,6 +682,45 @@ def _environments(body: str) -> list[_Region]:
             "unbalanced_environment", f"\\begin{{{active[2]}}} (body line {line}) is never closed"
         )
     return regions
+
+
+_NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
+_BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
+_COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
+_KNOWN_ENVS = _FIGURE_ENVS | _TABLE_ENVS | _MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _ACK_ENVS
+
+
+def _user_environments(definitions: str, body: str) -> dict[str, str]:
+    """The paper's own environments that hold a figure, a table or an equation: those its
+    ``\\newenvironment`` opens with one, and unknown ones that take a column spec and hold
+    ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
+    out: dict[str, str] = {}
+    for m in _NEWENV_RE.finditer(definitions):
+        _, i = _read_optional(definitions, m.end())
+        _, i = _read_optional(definitions, i)
+        try:
+            begin, _ = _read_group(definitions, i)
+        except LatexError:
+            continue
+        for inner in re.findall(r"\\begin\s*\{([^{}]+)\}", begin or ""):
+            inner = inner.strip()
+            kind = (
+                "figure" if inner in _FIGURE_ENVS else "table" if inner in _TABLE_ENVS
+                else "equation" if inner in _MATH_ENVS else None
+            )  # fmt: skip
+            if kind:
+                out.setdefault(m.group(1), kind)
+                break
+    for m in _BEGIN_ARG_RE.finditer(body):
+        name = m.group(1).strip()
+        if name in out or name in _KNOWN_ENVS:
+            continue
+        end = _match_brace(body, m.end() - 1)
+        spec = re.sub(r"\{[^{}]*\}", "", body[m.end() : end - 1]) if end > 0 else ""
+        close = body.find("\\end{" + name + "}", m.end())
+        if _COLUMN_SPEC.fullmatch(spec) and close > 0 and "&" in body[m.end() : close]:
+            out[name] = "table"
+    return out
 
 
 def _caption(content: str) -> str:
@@ -782,6 +830,11 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     about (unbalanced braces) is repaired as TeX does and appended to ``warnings``."""
     text = balance_braces(_clean(source.text), warnings)
     macros, text = _collect_macros(text)
+    for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
+        if name.endswith(".sty"):
+            for key, mac in _collect_macros(_clean(package))[0].items():
+                if key not in _INTERPRETED:
+                    macros.setdefault(key, mac)
     text = _expand_macros(text, macros)
     text = _first_argument(text, "texorpdfstring")
     begin = re.search(r"\\begin\s*\{document\}", text)
@@ -817,7 +870,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0}
     captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
     out, pos = [], 0
-    for reg in _environments(body):
+    user_envs = _user_environments(preamble + "\n".join(source.packages.values()), body)
+    for reg in _environments(body, user_envs):
         out.append(body[pos : reg.start])
         pos = reg.end
         name = reg.name
@@ -828,7 +882,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
             ack_latex.append(reg.content)
             continue
         labels = [lab.strip() for lab in _LABEL_RE.findall(reg.content)]
-        if name in _MATH_ENVS:
+        if name in _MATH_ENVS or user_envs.get(name) == "equation":
             out.append(_GAP)  # not whitespace: a display equation must not become a blank line
             n = _equation_count(name, reg.content)
             ref_id = f"EQREF{len([k for k in doc.ref_entries if k.startswith('EQREF')])}"
@@ -840,8 +894,10 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
             for k, lab in enumerate(labels):
                 ctx.labels[lab] = Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
             continue
-        kind = _FLOAT_KIND.get(name) or (
-            "figure" if name in _FIGURE_ENVS else "table" if name in _TABLE_ENVS else None
+        kind = (
+            _FLOAT_KIND.get(name)
+            or user_envs.get(name)
+            or ("figure" if name in _FIGURE_ENVS else "table" if name in _TABLE_ENVS else None)
         )
         if kind is None:
             continue

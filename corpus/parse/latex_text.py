@@ -161,7 +161,7 @@ _SWITCHES = frozenset(
     pagebreak nopagebreak linebreak nolinebreak hline toprule midrule bottomrule smallskip medskip
     bigskip vfill hfill null nobreak allowbreak sloppy fussy leavevmode unskip ignorespaces
     nobreakdash selectlanguage tableofcontents listoffigures listoftables frenchspacing
-    printbibliography""".split()
+    printbibliography selectfont""".split()
 )
 _SYMBOLS = {
     "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "ldots": "…",
