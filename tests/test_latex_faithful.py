@@ -613,3 +613,38 @@ After the tables.
 """
     doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
     assert [p.text for p in doc.body_text] == ["Times text and sized words.", "After the tables."]
+
+
+# --------------------------------------------------------------- 12: AASTeX tables, siunitx
+
+
+def test_siunitx_quantities_print_with_their_units(shared_data) -> None:
+    msd = parse_latex(_source(FIDELITY / "arm61+msd-errors" / "arxiv"), "msd")
+    assert any("128 particles undergoing a 128 step 3D lattice" in e.text for e in msd.ref_entries.values())
+    assert (
+        latex_to_text(
+            r"\SI{5}{\kilo\meter}, \SI{3.2}{\meter\per\second\squared}, \si{\angstrom^3}, \qty{10}{\percent}, "
+            r"\SIrange{1}{5}{\nano\meter}, \ang{30}, \num{4096}, \SI[per-mode=symbol]{9.8}{m/s^2}"
+        )
+        == "5 km, 3.2 m s^-2, Å^3, 10 %, 1 nm – 5 nm, 30°, 4096, 9.8 m/s^2"
+    )
+
+
+def test_aastex_tablecaption_is_the_table_caption() -> None:
+    text = r"""\documentclass{aastex631}
+\begin{document}
+\section{Data}
+See Table~\ref{tab:obs}.
+\begin{deluxetable}{lcc}
+\tablecaption{Observations of the targets\label{tab:obs}}
+\tablehead{\colhead{Star} & \colhead{Date} & \colhead{Exposure}}
+\startdata
+HD 1 & 2020-01-01 & 300 \\
+\enddata
+\tablecomments{Exposure in seconds.}
+\end{deluxetable}
+\end{document}
+"""
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    assert doc.ref_entries["TABREF0"].text == "Observations of the targets"
+    assert doc.body_text[0].text == "See Table 1."

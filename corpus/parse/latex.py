@@ -350,7 +350,7 @@ _LEVELS = {
     "subparagraph": 5,
 }
 _LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
-_CAPTION_RE = re.compile(r"\\caption(?:of\s*\{[^{}]*\})?\*?(?![A-Za-z])")
+_CAPTION_RE = re.compile(r"\\(?:caption(?:of\s*\{[^{}]*\})?|tablecaption)\*?(?![A-Za-z])")
 _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
 _GAP = "\ue020"

@@ -208,6 +208,120 @@ _HREF_RE = re.compile(r"\\href\s*\{[^{}]*\}")
 _URL_RE = re.compile(r"\\(?:url|path|nolinkurl|doi)\s*\{([^{}]*)\}")
 
 
+# siunitx: \SI{5}{\kilo\meter} is "5 km". Its prefixes and units as the package defines them
+# (siunitx manual, tables 1-7), \per as a negative power (the default per-mode).
+_SI_PREFIXES = dict(
+    quecto="q", ronto="r", yocto="y", zepto="z", atto="a", femto="f", pico="p", nano="n", micro="µ",
+    milli="m", centi="c", deci="d", deca="da", deka="da", hecto="h", kilo="k", mega="M", giga="G",
+    tera="T", peta="P", exa="E", zetta="Z", yotta="Y", ronna="R", quetta="Q", kibi="Ki", mebi="Mi",
+    gibi="Gi", tebi="Ti",
+)  # fmt: skip
+_SI_UNITS = dict(
+    ampere="A", candela="cd", kelvin="K", kilogram="kg", gram="g", metre="m", meter="m", mole="mol",
+    second="s", becquerel="Bq", degreeCelsius="°C", celsius="°C", coulomb="C", farad="F", gray="Gy",
+    hertz="Hz", henry="H", joule="J", katal="kat", lumen="lm", lux="lx", newton="N", ohm="Ω",
+    pascal="Pa", radian="rad", siemens="S", sievert="Sv", steradian="sr", tesla="T", volt="V", watt="W",
+    weber="Wb", astronomicalunit="au", atomicmassunit="u", bel="B", dalton="Da", day="d", decibel="dB",
+    degree="°", electronvolt="eV", hectare="ha", hour="h", litre="L", liter="L", arcminute="′",
+    minute="min", arcsecond="″", neper="Np", tonne="t", angstrom="Å", bar="bar", barn="b",
+    bohr="a_0", hartree="E_h", knot="kn", mmHg="mmHg", nauticalmile="M", percent="%", byte="B", bit="bit",
+    clight="c_0", electronmass="m_e", elementarycharge="e", planckbar="ℏ", parsec="pc", lightyear="ly",
+)  # fmt: skip
+_SI_CMD_RE = re.compile(
+    r"\\(SI|qty|si|unit|num|ang|SIrange|qtyrange|numrange|SIlist|qtylist|numlist)(?![A-Za-z])"
+)
+_SI_ARGS = {"SI": 2, "qty": 2, "si": 1, "unit": 1, "num": 1, "ang": 1, "SIrange": 3, "qtyrange": 3,
+            "numrange": 2, "SIlist": 2, "qtylist": 2, "numlist": 1}  # fmt: skip
+_SI_TOKEN_RE = re.compile(r"\\([A-Za-z]+)\s*(?:\{([^{}]*)\})?")
+
+
+def _si_unit(latex: str) -> str:
+    """A siunitx unit: ``\\kilo\\meter\\per\\second\\squared`` -> "km s^-2"; literal units as text."""
+    if "\\" not in latex:
+        return _to_text(latex)
+    parts: list[str] = []
+    prefix, power, per = "", "", False
+    pos = 0
+    for m in _SI_TOKEN_RE.finditer(latex):
+        literal = latex[pos : m.start()].strip()
+        if literal:
+            _si_literal(parts, literal)
+        pos = m.end() if m.group(1) in ("tothe", "raiseto") else m.end(1)
+        name = m.group(1)
+        if name in _SI_PREFIXES:
+            prefix += _SI_PREFIXES[name]
+        elif name == "per":
+            per = True
+        elif name in ("square", "cubic"):
+            power = "2" if name == "square" else "3"
+        elif name in ("squared", "cubed", "tothe") and parts:
+            exp = {"squared": "2", "cubed": "3"}.get(name, m.group(2) or "")
+            base, _, old = parts[-1].partition("^")
+            sign = "-" if old.startswith("-") else ""
+            parts[-1] = f"{base}^{sign}{exp}"
+        elif name == "raiseto":
+            power = m.group(2) or ""
+        else:
+            unit = _SI_UNITS.get(name, name)
+            exp = ("-" if per else "") + (power or ("1" if per else ""))
+            parts.append(prefix + unit + (f"^{exp}" if exp and exp != "1" else ""))
+            prefix, power, per = "", "", False
+    tail = latex[pos:].strip()
+    if tail:
+        _si_literal(parts, tail)
+    return " ".join(p for p in parts if p)
+
+
+def _si_literal(parts: list[str], literal: str) -> None:
+    """A unit written as text between macros: a power (``^3``) belongs to the unit before it."""
+    text = _to_text(literal)
+    if parts and text[:1] in "^_":
+        parts[-1] += text
+    else:
+        parts.append(text)
+
+
+def _siunitx(chunk: str) -> str:
+    """``\\SI{5}{\\kilo\\meter}`` "5 km", ``\\num{4096}`` "4096", ``\\SIrange{1}{5}{\\nm}`` "1 nm – 5 nm",
+    ``\\ang{30}`` "30°" (siunitx v2 and v3 names)."""
+    out, pos = [], 0
+    for m in _SI_CMD_RE.finditer(chunk):
+        if m.start() < pos:
+            continue
+        cmd = m.group(1)
+        _, i = _read_optional(chunk, m.end())
+        args = []
+        try:
+            for _ in range(_SI_ARGS[cmd]):
+                arg, i = _read_group(chunk, i)
+                if arg is None:
+                    break
+                args.append(arg)
+        except LatexError:
+            continue
+        if len(args) < _SI_ARGS[cmd]:
+            continue
+        nums = [a.strip() for a in args]
+        if cmd in ("si", "unit"):
+            text = _si_unit(args[0])
+        elif cmd in ("num", "numlist"):
+            text = nums[0].replace(";", ", ")
+        elif cmd == "ang":
+            text = nums[0].replace(";", "°") + "°"
+        elif cmd in ("SI", "qty", "SIlist", "qtylist"):
+            text = f"{nums[0].replace(';', ', ')} {_si_unit(args[1])}"
+        elif cmd == "numrange":
+            text = f"{nums[0]} – {nums[1]}"
+        else:  # SIrange, qtyrange
+            unit = _si_unit(args[2])
+            text = f"{nums[0]} {unit} – {nums[1]} {unit}"
+        out.append(chunk[pos : m.start()])
+        out.append(text)
+        pos = i
+    out.append(chunk[pos:])
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _pylatexenc(piece: str) -> str:
     try:
@@ -268,6 +382,8 @@ def _to_text(chunk: str) -> str:
             chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
         if _LETTER_ACCENT_RE.search(chunk):
             chunk = _LETTER_ACCENT_RE.sub(lambda m: _pylatexenc(m.group()), chunk)
+        if _SI_CMD_RE.search(chunk):
+            chunk = _siunitx(chunk)
         chunk = _XSPACE_RE.sub(_xspace, chunk)
         chunk = _HREF_RE.sub("", chunk)
         chunk = _URL_RE.sub(r"\1", chunk)
