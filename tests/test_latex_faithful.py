@@ -648,3 +648,13 @@ HD 1 & 2020-01-01 & 300 \\
     doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
     assert doc.ref_entries["TABREF0"].text == "Observations of the targets"
     assert doc.body_text[0].text == "See Table 1."
+
+
+def test_free_form_names_stop_at_title_words_venues_and_links() -> None:
+    bbl = r"""\begin{thebibliography}{9}
+\bibitem{f} John Smith and Karl Jones, Deep learning of things, Phys. Rev. D \textbf{49}, 1234 (1994), https://example.org/x.
+\bibitem{g} {Kozłowski} S, {Kochanek} CS, {Wyrzykowski} {\L}, 2010. \textit{ApJ} 708:927
+\end{thebibliography}"""
+    got = {k: _names(e) for k, e in parse_bibliography(bbl).items()}
+    assert got["f"] == [("John", "Smith"), ("Karl", "Jones")]
+    assert got["g"] == [("S", "Kozłowski"), ("CS", "Kochanek"), ("Ł", "Wyrzykowski")]

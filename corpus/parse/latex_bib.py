@@ -43,7 +43,7 @@ _ITALIC_RE = re.compile(r"\{\\(?:em|it|sl)(?![A-Za-z])\s*|\\(?:emph|textit|texts
 _QUOTED_RE = re.compile(r"``(.+?)(?:,)?''", re.S)
 _QUOTED_TITLE_RE = re.compile(r"``[^`']+[,.]''")
 _ET_AL = re.compile(r"\bet\.?\s*al\.?", re.I)
-_VANCOUVER_INITIALS = re.compile(r"[A-Z]{1,3}")
+_VANCOUVER_INITIALS = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-Ž]{1,3}")
 
 
 @dataclass
@@ -74,6 +74,13 @@ _AUTHOR_LIST_RE = re.compile(
     rf"\s*(?:{_NAME_ONE})(?:{_NAME_SEP}(?:{_NAME_ONE}))*(?:,?\s*(?:et\.?\s*al\.?|and\s+others))?"
     r"(?=\s*(?:[,.:;(]|\d|$)|\s+[^\W\d_])"
 )
+
+
+_NAME_PARTICLES = frozenset(
+    "van von der den de del della di da dos du la le ter ten zu y bin ibn al el st".split()
+)
+_NOT_A_NAME = re.compile(r"\d|https?:|www\.|/|@")
+_ABBREVIATION = re.compile(r"[A-Z][a-z]{2,}\.")
 
 
 def _initials_names(text: str) -> list[Author] | None:
@@ -111,6 +118,12 @@ def _split_authors(text: str) -> list[Author]:
     out = []
     for name in names[:100]:
         tokens = name.split()
+        if (
+            _NOT_A_NAME.search(name)
+            or sum(1 for t in tokens if _ABBREVIATION.fullmatch(t)) >= 2
+            or any(t[:1].islower() and t not in _NAME_PARTICLES for t in tokens)
+        ):
+            break  # a number, a link, "Phys. Rev." or "learning of things": the names are over
         if not tokens or len(tokens) > 6 or not any(c.isupper() for c in name):
             continue
         if len(tokens) > 1 and _VANCOUVER_INITIALS.fullmatch(tokens[-1]) and not tokens[0].isupper():
