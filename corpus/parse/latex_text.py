@@ -152,7 +152,8 @@ _WRAPPERS = frozenset(
     MakeLowercase texorpdfstring protect sout st hl textls textsuperscript mathcal mathbb mathbf mathit
     mathsf mathtt mathfrak mathscr boldsymbol bm operatorname hat tilde bar vec overline widehat
     widetilde dot ddot check breve underbrace overbrace left right bigl bigr Bigl Bigr big Big
-    displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop""".split()
+    displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop citenamefont bibfnamefont
+    bibnamefont natexlab""".split()
 )
 _SWITCHES = frozenset(
     """bf it em rm sc tt sf sl up md normalfont bfseries itshape scshape ttfamily rmfamily sffamily
@@ -205,7 +206,7 @@ _RESIDUAL_RE = re.compile(
 )
 _XSPACE_RE = re.compile(r"\\xspace(?![A-Za-z])(\s*)(?=(.?))")
 _HREF_RE = re.compile(r"\\href\s*\{[^{}]*\}")
-_URL_RE = re.compile(r"\\(?:url|path|nolinkurl|doi)\s*\{([^{}]*)\}")
+_URL_RE = re.compile(r"\\(?:url|path|nolinkurl|doi|dodoi|doarXiv)\s*\{([^{}]*)\}")
 
 
 # siunitx: \SI{5}{\kilo\meter} is "5 km". Its prefixes and units as the package defines them
@@ -230,6 +231,7 @@ _SI_UNITS = dict(
 _SI_CMD_RE = re.compile(
     r"\\(SI|qty|si|unit|num|ang|SIrange|qtyrange|numrange|SIlist|qtylist|numlist)(?![A-Za-z])"
 )
+_RARE_RE = re.compile(r"\\(?:[vuHcdbrk](?![A-Za-z])|SI|si(?![A-Za-z])|qty|num|unit|ang)")
 _SI_ARGS = {"SI": 2, "qty": 2, "si": 1, "unit": 1, "num": 1, "ang": 1, "SIrange": 3, "qtyrange": 3,
             "numrange": 2, "SIlist": 2, "qtylist": 2, "numlist": 1}  # fmt: skip
 _SI_TOKEN_RE = re.compile(r"\\([A-Za-z]+)\s*(?:\{([^{}]*)\})?")
@@ -380,9 +382,8 @@ def _to_text(chunk: str) -> str:
     if "\\" in chunk:
         if "\\i" in chunk or "\\j" in chunk:  # an accent on a dotless i: {\'\i} is í
             chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
-        if _LETTER_ACCENT_RE.search(chunk):
+        if _RARE_RE.search(chunk):  # one search for the two rare cases below
             chunk = _LETTER_ACCENT_RE.sub(lambda m: _pylatexenc(m.group()), chunk)
-        if _SI_CMD_RE.search(chunk):
             chunk = _siunitx(chunk)
         chunk = _XSPACE_RE.sub(_xspace, chunk)
         chunk = _HREF_RE.sub("", chunk)
