@@ -10,29 +10,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from test_latex_fidelity import FIDELITY, _paragraphs, _spans_exact
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.document import StructuredDoc
 from corpus.parse.latex import latex_to_text, parse_bibliography, parse_latex
 
-FIDELITY = DATA / "fidelity" / "latex"
 LEGWORK = FIDELITY / "TeamLEGWORK+LEGWORK-paper" / "arxiv"
 TESTDATA = Path(__file__).parent / "data"
 
 
 def _source(root: Path) -> LatexSource:
     return assemble_source(root, find_main_tex(root))
-
-
-def _paragraphs(doc: StructuredDoc):
-    return doc.abstract + doc.body_text + doc.back_matter
-
-
-def _spans_exact(doc: StructuredDoc) -> None:
-    for p in _paragraphs(doc):
-        for s in p.cite_spans + p.ref_spans:
-            assert p.text[s.start : s.end] == s.text
 
 
 # --------------------------------------------------------------- 1: unbalanced braces
