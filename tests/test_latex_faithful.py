@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from test_latex_fidelity import FIDELITY, _paragraphs, _spans_exact
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.document import StructuredDoc
-from corpus.parse.latex import latex_to_text, parse_bibliography, parse_latex
+from corpus.parse.latex import LatexError, latex_to_text, parse_bibliography, parse_latex
 
 LEGWORK = FIDELITY / "TeamLEGWORK+LEGWORK-paper" / "arxiv"
 TESTDATA = Path(__file__).parent / "data"
@@ -647,3 +648,17 @@ def test_free_form_names_stop_at_title_words_venues_and_links() -> None:
     got = {k: _names(e) for k, e in parse_bibliography(bbl).items()}
     assert got["f"] == [("John", "Smith"), ("Karl", "Jones")]
     assert got["g"] == [("S", "Kozłowski"), ("CS", "Kochanek"), ("Ł", "Wyrzykowski")]
+
+
+def test_brace_repair_stays_bounded_on_hostile_text() -> None:
+    """Thousands of unclosed braces are no paper: a clear failure, quickly; a hundred unclosed
+    braces in a megabyte without a blank line are repaired in bounded time."""
+    head = "\\documentclass{article}\\begin{document}\\section{A}\n"
+    with pytest.raises(LatexError) as err:
+        parse_latex(LatexSource(main="m.tex", text=head + "{" * 5000 + "x\n\\end{document}"), "t")
+    assert err.value.code == "unbalanced_braces"
+    text = head + ("word " * 2000 + "{") * 100 + "\n\\end{document}"
+    start = time.process_time()
+    warnings: list[str] = []
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t", warnings=warnings)
+    assert len(warnings) == 100 and doc.body_text and time.process_time() - start < 5

@@ -88,6 +88,11 @@ _BRACE_SCAN_RE = re.compile(r"\\[\s\S]|[{}]")
 _PARAGRAPH_END_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(begin|end)\s*\{|\\[\s\S]|[{}]")
 
 
+_MAX_BRACE_REPAIRS = 200  # beyond this the text is not a paper TeX would typeset: fail it
+_PARAGRAPH_WINDOW = 100_000
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+
 def balance_braces(text: str, warnings: list[str] | None = None) -> str:
     """Pair up ``{`` and ``}`` as TeX recovers from them: a ``}`` with no ``{`` is dropped
     ("Too many }'s"), a ``{`` never closed is closed where its paragraph ends (a blank line,
@@ -108,6 +113,10 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
                 opened.pop()
             else:
                 edits.append((m.start(), "", m.start()))
+    if len(opened) + len(edits) > _MAX_BRACE_REPAIRS:
+        raise LatexError(
+            "unbalanced_braces", f"{len(opened)} '{{' never closed and {len(edits)} '}}' closing nothing"
+        )
     edits += [(_paragraph_end(text, p + 1), "}", p) for p in opened]
     edits.sort()
     out, pos = [], 0
@@ -125,9 +134,16 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
 
 def _paragraph_end(text: str, i: int) -> int:
     """Where the paragraph holding ``text[i]`` ends: the first blank line or ``\\par`` outside
-    the groups and environments opened after ``i``, or an ``\\end`` of one opened before."""
+    the groups and environments opened after ``i``, or an ``\\end`` of one opened before
+    (looked for over a bounded window, then the next blank line, so a hostile text stays linear)."""
     depth = envs = 0
-    for m in _PARAGRAPH_END_RE.finditer(text, i):
+    window = i + _PARAGRAPH_WINDOW
+    if window < len(text):
+        blank = _BLANK_LINE_RE.search(text, window)
+        fallback = blank.start() if blank else len(text)
+    else:
+        fallback = len(text)
+    for m in _PARAGRAPH_END_RE.finditer(text, i, min(window, len(text))):
         c = m.group()
         if c == "{":
             depth += 1
@@ -141,7 +157,7 @@ def _paragraph_end(text: str, i: int) -> int:
             envs -= 1
         elif (c[0] == "\n" or c.startswith("\\par")) and depth <= 0 and envs == 0:
             return m.start()
-    return len(text)
+    return fallback
 
 
 # ----------------------------------------------------------------------------- cleanup
