@@ -727,10 +727,12 @@ def _user_environments(definitions: str, body: str) -> dict[str, str]:
             if kind:
                 out.setdefault(m.group(1), kind)
                 break
+    tried: dict[str, int] = {}  # a few occurrences of a few names: linear on any text
     for m in _BEGIN_ARG_RE.finditer(body):
         name = m.group(1).strip()
-        if name in out or name in _KNOWN_ENVS:
+        if name in out or name in _KNOWN_ENVS or tried.get(name, 0) >= 3 or len(tried) > 50:
             continue
+        tried[name] = tried.get(name, 0) + 1
         end = _match_brace(body, m.end() - 1)
         spec = re.sub(r"\{[^{}]*\}", "", body[m.end() : end - 1]) if end > 0 else ""
         close = body.find("\\end{" + name + "}", m.end())
