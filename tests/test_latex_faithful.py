@@ -662,3 +662,13 @@ def test_brace_repair_stays_bounded_on_hostile_text() -> None:
     warnings: list[str] = []
     doc = parse_latex(LatexSource(main="m.tex", text=text), "t", warnings=warnings)
     assert len(warnings) == 100 and doc.body_text and time.process_time() - start < 5
+
+
+def test_eprint_keeps_what_its_own_class_loads_not_the_class(tmp_path: Path) -> None:
+    root = tmp_path / "e"
+    root.mkdir()
+    (root / "main.tex").write_text("\\documentclass{myjournal}\n\\begin{document}\nText.\n\\end{document}\n")
+    cls = "\\NeedsTeXFormat{LaTeX2e}\n\\LoadClass{article}\n\\RequirePackage[numbers]{natbib}\n"
+    (root / "myjournal.cls").write_text(cls + "\\def\\x{" + "y" * 100_000 + "}\n")
+    src = _source(root)
+    assert src.packages == {"myjournal.cls": "\\LoadClass{article}\n\\RequirePackage[numbers]{natbib}"}

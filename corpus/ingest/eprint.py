@@ -574,6 +574,9 @@ _USEPACKAGE_RE = re.compile(
     r"\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}"
 )
 _MAX_PACKAGE_BYTES = 2 * 1024 * 1024
+# A class file (aastex631.cls, revtex4-2.cls: ~200 kB, shipped in many e-prints) is kept as the
+# packages it loads; a style file whole (its macros are the paper's) up to this size.
+_MAX_STY_CHARS = 256 * 1024
 _MAX_PACKAGES = 32
 
 
@@ -597,8 +600,11 @@ def _gather_packages(root: Path, main: Path, src: LatexSource) -> None:
                 rel = path.relative_to(root).as_posix()
                 if fell_back and rel not in src.non_utf8:
                     src.non_utf8.append(rel)
-                src.packages[name + ext] = strip_comments(body)
-                todo.append(src.packages[name + ext])
+                body = strip_comments(body)
+                if ext == ".cls" or len(body) > _MAX_STY_CHARS:  # what it loads is all the parser reads
+                    body = "\n".join(m.group() for m in _USEPACKAGE_RE.finditer(body))
+                src.packages[name + ext] = body
+                todo.append(body)
 
 
 def _gather_bibliography(root: Path, main: Path, src: LatexSource) -> None:
