@@ -79,7 +79,9 @@ __all__ = [
     "parse_latex",
 ]
 
-PARSER_VERSION = "corpus.parse.latex/1"
+PARSER_VERSION = (
+    "corpus.parse.latex/2"  # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser)
+)
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
