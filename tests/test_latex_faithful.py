@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 from test_latex_fidelity import FIDELITY, _paragraphs, _spans_exact
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
@@ -672,3 +673,12 @@ def test_eprint_keeps_what_its_own_class_loads_not_the_class(tmp_path: Path) -> 
     (root / "myjournal.cls").write_text(cls + "\\def\\x{" + "y" * 100_000 + "}\n")
     src = _source(root)
     assert src.packages == {"myjournal.cls": "\\LoadClass{article}\n\\RequirePackage[numbers]{natbib}"}
+
+
+def test_inline_array_is_math_not_a_table(shared_data) -> None:
+    """engrafo 1707.08043 writes ``$\\begin{array}{ccccc} L & ... \\end{array}$`` in a sentence:
+    no column spec and cells in the text, no table, no equation number taken."""
+    doc = parse_latex(_source(DATA / "latex_sources" / "engrafo" / "1707.08043"), "1707.08043")
+    text = " ".join(p.text for p in doc.body_text)
+    assert "ccccc" not in text and "(If m^' is a maximal ideal) , with π ∘ i an isomorphism." in text
+    assert not any(e.type == "table" and "array" in (e.latex or "")[:20] for e in doc.ref_entries.values())

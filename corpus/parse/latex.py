@@ -345,6 +345,11 @@ _TABLE_ENVS = frozenset(
 _MATH_ENVS = frozenset(
     """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
     flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
+    "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+_UNNUMBERED_MATH = frozenset(
+    "displaymath math dmath* array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
@@ -758,7 +763,7 @@ def _caption(content: str) -> str:
 
 
 def _equation_count(name: str, content: str) -> int:
-    if name.endswith("*") or name in ("displaymath", "math", "dmath*"):
+    if name.endswith("*") or name in _UNNUMBERED_MATH:
         return 0
     if name in ("equation", "dmath", "multline"):
         return 0 if re.search(r"\\no(?:number|tag)", content) else 1
