@@ -44,3 +44,22 @@ def pytest_configure(config: pytest.Config) -> None:
     (``test_event_log``, 1 run in 8 under load). Ctrl-C's usual handler makes both signals work."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig naming a cluster nobody serves (127.0.0.1:1): Kubernetes clients construct
+    from it offline, and any real call fails at once."""
+    import yaml
+
+    path = tmp_path / "kubeconfig"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path

@@ -4,7 +4,6 @@ settings: the first partition is the landing zone's earliest day) and `dagster d
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import polars as pl
+from waiting import stop_group
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -81,9 +81,4 @@ def test_dagster_dev_serves_the_code_location(tmp_path, shared_landing):
             time.sleep(1)
         assert '"name": "corpus"' in body.replace('":"', '": "') and '"LOADED"' in body, body[:500]
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        stop_group(proc)

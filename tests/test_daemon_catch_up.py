@@ -8,11 +8,9 @@ ended at the end."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +20,7 @@ import dagster as dg
 import pytest
 from release_check import releases_read_every_day
 from test_automation import small_landing
+from waiting import stop_group, wait_until
 
 from corpus.store import Store
 
@@ -41,18 +40,6 @@ def _checks(instance) -> dict[str, bool]:
     keys = [dg.AssetCheckKey(dg.AssetKey(a), "up_to_date") for a in CROSS_DAY]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
     return {k.asset_key.to_user_string(): k in latest and latest[k].status.value == "SUCCEEDED" for k in keys}
-
-
-def _wait(what: str, until, timeout_s: float, log: Path, poll_s: float = 1.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = until()
-        if value:
-            return value
-        time.sleep(poll_s)
-    pytest.fail(
-        f"timed out after {timeout_s:.0f} s waiting for {what}; daemon log:\n{log.read_text()[-4000:]}"
-    )
 
 
 @pytest.mark.slow
@@ -75,15 +62,18 @@ def test_a_page_landing_during_a_catch_up_run_reaches_every_release(tmp_path, sh
         [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")],
         cwd=home, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
+
+    def daemon_log() -> str:
+        return "daemon log:\n" + log.read_text()[-4000:]
+
     old_home = os.environ.get("DAGSTER_HOME")
     os.environ["DAGSTER_HOME"] = str(home)
     try:
         instance = dg.DagsterInstance.get()
         # The two days are built by the landing sensor, then a catch-up run starts: a page lands now.
-        catch_up = _wait(
-            "the first catch-up run to start",
+        catch_up = wait_until(
             lambda: next((r for r in _runs(instance) if r.job_name == "corpus_graph" and r.status.value == "STARTED"), None),
-            420, log, poll_s=0.2,
+            420, "the first catch-up run to start", poll_s=0.2, detail=daemon_log,
         )  # fmt: skip
         text = (landing / "oai" / f"{BASE_DAYS[0]}.xml").read_text()
         text = re.sub(r"<datestamp>[^<]+</datestamp>", f"<datestamp>{NEW_DAY}</datestamp>", text)
@@ -118,17 +108,11 @@ def test_a_page_landing_during_a_catch_up_run_reaches_every_release(tmp_path, sh
                 return runs
             return None
 
-        runs = _wait("every release to read the new day", settled, 360, log)
+        runs = wait_until(settled, 360, "every release to read the new day", poll_s=1.0, detail=daemon_log)
         records = list(instance.get_run_records())
         instance.dispose()
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(daemon.pid, signal.SIGTERM)
-        try:
-            daemon.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(daemon.pid, signal.SIGKILL)
-            daemon.wait(timeout=30)
+        stop_group(daemon, term_wait_s=60, kill_wait_s=30)
         if old_home is None:
             os.environ.pop("DAGSTER_HOME", None)
         else:

@@ -160,22 +160,9 @@ def test_docker_instance_constructs(tmp_path, monkeypatch):
     assert {v.split(":")[0] for v in volumes} <= {v["name"] for v in compose["volumes"].values()}
 
 
-def test_k8s_instance_constructs(tmp_path):
+def test_k8s_instance_constructs(tmp_path, kubeconfig):
     from dagster_k8s import K8sRunLauncher
 
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-    )
     config = dep.instance_config("k8s")
     _full_schema_check("k8s", tmp_path)
     launcher_config = {

@@ -59,20 +59,7 @@ def _chart_container_context() -> dict:
 
 
 @pytest.fixture
-def launcher_instance(tmp_path, monkeypatch):
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
-                "users": [{"name": "u", "user": {"token": "t"}}],
-                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "x",
-            }
-        )
-    )
+def launcher_instance(tmp_path, monkeypatch, kubeconfig):
     config = dep.instance_config("k8s")
     launcher = {
         **config["run_launcher"],

@@ -27,6 +27,7 @@ import pytest
 import yaml
 from hostile import page, record
 from http_server import Reply, ScriptedServer
+from waiting import wait_until
 
 from corpus import scratch
 from corpus.ingest.landing import LandingZone
@@ -41,16 +42,6 @@ REPO = Path(__file__).resolve().parents[1]
 DAY = "2025-01-15"
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 DAGSTER = str(Path(sys.executable).with_name("dagster"))
-
-
-def _wait(condition, timeout_s: float, what: str, step_s: float = 0.5):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(step_s)
-    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
 
 
 # ------------------------------------------------------------------------- kill -9
@@ -94,7 +85,7 @@ def _run_stuck_on_arxiv(tmp_path: Path, monkeypatch, log_name: str, **monitoring
                 info = instance.event_log_storage.get_concurrency_info("arxiv_api")
                 return server.requests and info.claimed_slots
 
-            _wait(fetching, 180, "arxiv_pdfs to hold the arxiv_api slot and fetch")
+            wait_until(fetching, 180, "arxiv_pdfs to hold the arxiv_api slot and fetch")
             yield instance, run_process, command, env
         finally:
             with contextlib.suppress(ProcessLookupError):
@@ -169,7 +160,9 @@ def test_a_run_that_stops_progressing_is_stopped_and_failed_at_its_max_runtime(t
         assert run.status == dg.DagsterRunStatus.STARTED
         _monitor(instance)
         assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED  # not yet
-        _wait(lambda: time.time() - instance.get_run_record_by_id(run.run_id).start_time > 4.5, 30, "4 s")
+        wait_until(
+            lambda: time.time() - instance.get_run_record_by_id(run.run_id).start_time > 4.5, 30, "4 s"
+        )
         started = time.monotonic()
         _monitor(instance)
         rc = run_process.wait(timeout=60)
