@@ -16,15 +16,16 @@ if TYPE_CHECKING:
 
 
 def count_table(counts: Mapping[str, int], key: str, total: int | None = None) -> dg.MetadataValue:
-    """A two- or three-column table (name, count[, share]) as Dagster table metadata."""
+    """A three-column table (name, count, percent of ``total``) as Dagster table metadata (a
+    share as a percent: the UI shows a float of 1 as "1", not "100 %")."""
     total = total if total is not None else sum(counts.values())
     columns = [
         dg.TableColumn(key, "string"),
         dg.TableColumn("count", "int"),
-        dg.TableColumn("share", "float"),
+        dg.TableColumn("percent", "float", description="percent of the total"),
     ]
     records = [
-        dg.TableRecord({key: str(k), "count": int(v), "share": round(v / total, 4) if total else 0.0})
+        dg.TableRecord({key: str(k), "count": int(v), "percent": round(100 * v / total, 2) if total else 0.0})
         for k, v in counts.items()
     ]
     return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=columns))

@@ -246,8 +246,9 @@ def assess(
             new["changed"][k] = changed
         new["more"] = new["more"] or overflow
     current = not new["changed"] and not new["more"]
-    why = f"read every input partition materialised up to event {mark}" + (
-        f" (days up to its cutoff {cutoff})" if cutoff else ""
+    # In words a user can check (the event-log mark stays in the metadata, for the next verdict).
+    why = f"its run of {_when(rec.timestamp)} read every built day of its inputs" + (
+        f" up to its cutoff {cutoff}" if cutoff else ""
     )
     verdict = Verdict(
         name,

@@ -162,7 +162,9 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
     if selected(context, METADATA_FAILURES):
         yield dg.MaterializeResult(
             asset_key=METADATA_FAILURES,
-            metadata=partition_metadata(store, METADATA_FAILURES, days, ["source", "position", "reason"]),
+            metadata=partition_metadata(
+                store, METADATA_FAILURES, days, ["source", "position", "identifier", "reason"]
+            ),
         )
     if not selected(context, "arxiv_metadata"):
         return

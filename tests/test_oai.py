@@ -416,3 +416,18 @@ def test_normalize_ws_equals_split_join_for_every_whitespace_character():
     for text in samples:
         assert normalize_ws(text) == " ".join(text.split()), repr(text)
     assert normalize_ws(None) == ""
+
+
+def test_a_record_left_unclosed_is_one_failure_row_at_its_place_in_the_page(shared_landing):
+    """A real page whose first record lost its </record>: the record swallows the next one as
+    its child, yet every other record is read, and the failure row names the broken record by
+    its identifier and its place among the page's records (what the UI's preview shows)."""
+    data = (shared_landing / "oai" / "2007-04-01.xml").read_bytes()
+    whole = [r for r in iter_page(data, source="2007-04-01.xml") if isinstance(r, ArxivRecord)]
+    broken = data.replace(b"</record>", b"", 1)
+    items = list(iter_page(broken, source="broken.xml"))  # recovered record by record: no error
+    failures = [i for i in items if isinstance(i, FailedRecord)]
+    assert len(failures) == 1
+    assert failures[0].position == 0 and failures[0].identifier == f"oai:arXiv.org:{whole[0].id}"
+    assert "no </record> before the next record" in failures[0].reason
+    assert sorted(r.id for r in items if isinstance(r, ArxivRecord)) == sorted(r.id for r in whole[1:])

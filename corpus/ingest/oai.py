@@ -701,13 +701,13 @@ class _PageReader:
             page.error_message = normalize_ws(element_text(el))
 
 
-def _failed(reader: _PageReader, chunk: bytes, reason: str) -> FailedRecord:
+def _failed(reader: _PageReader, chunk: bytes, reason: str, position: int) -> FailedRecord:
     """A failure row for a record read by bytes alone: its identifier and datestamp by regex."""
     ident = _IDENTIFIER.search(chunk)
     stamp = _DATESTAMP.search(chunk)
     return FailedRecord(
         source=reader.source,
-        position=reader.position,
+        position=position,
         identifier=ident.group(1).decode("utf-8", "replace") if ident else "",
         datestamp=(stamp.group(1)[:10].decode("utf-8", "replace") if stamp else ""),
         reason=reason,
@@ -733,28 +733,32 @@ def _record_spans(data: bytes) -> list[tuple[int, int, bool]]:
 def _recover(data: bytes, reader: _PageReader, root_tag: bytes, first: etree.XMLSyntaxError):
     """Every record of a page that is not well-formed, each parsed on its own (wrapped in an
     element declaring the root's namespaces) and skipped when the stream already yielded
-    it; then the envelope without the records, which must parse for the page to be whole."""
+    it; then the envelope without the records, which must parse for the page to be whole.
+    A recovered record's position is its place among the page's ``<record>`` tags (the
+    stream's count is off once an unclosed record has swallowed the next one)."""
     spans = _record_spans(data)
     wrap_open = b"<recovered" + b"".join(_NS_DECL.findall(root_tag)) + b">"
     parser = etree.XMLParser(**_PARSER_OPTIONS)
     already = reader.seen or Counter()
     reader.seen = None
-    for start, end, closed in spans:
+    for position, (start, end, closed) in enumerate(spans):
         chunk = data[start:end]
         item: ArxivRecord | FailedRecord
         if not closed:
-            item = _failed(reader, chunk, "record cut off: no </record> before the next record or the end")
+            item = _failed(
+                reader, chunk, "record cut off: no </record> before the next record or the end", position
+            )
         else:
             try:
                 wrapper = etree.fromstring(wrap_open + chunk + b"</recovered>", parser)
             except etree.XMLSyntaxError as exc:
-                item = _failed(reader, chunk, f"record is not well-formed XML: {exc.msg}")
+                item = _failed(reader, chunk, f"record is not well-formed XML: {exc.msg}", position)
             else:
                 el = next((c for c in wrapper if local_name(c) == "record"), None)
                 item = (
-                    record_from_element(el, reader.position, reader.source)
+                    record_from_element(el, position, reader.source)
                     if el is not None
-                    else _failed(reader, chunk, "record element not found")
+                    else _failed(reader, chunk, "record element not found", position)
                 )
         key = reader.key(item)
         if already[key] > 0:  # yielded before the fault
