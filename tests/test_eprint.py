@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
+import re
 import tarfile
 from pathlib import Path
 
@@ -271,6 +273,26 @@ def test_strip_comments_keeps_paragraph_breaks() -> None:
     assert strip_comments("x\n% whole line\ny") == "x\ny"
     assert strip_comments("50\\% off % note\nz") == "50\\% off z"
     assert strip_comments("line\\\\% c\nnext") == "line\\\\next"
+
+
+# TeX's rule as one regex (a look-behind tried at every character): what strip_comments must equal.
+_COMMENT_RULE = re.compile(r"(?<!\\)((?:\\\\)*)%[^\n]*(?:\n(?![ \t]*\n)[ \t]*)?")
+
+
+def test_strip_comments_equals_the_rule_on_real_sources_and_random_text() -> None:
+    def rule(text: str) -> str:
+        return _COMMENT_RULE.sub(r"\1", text)
+
+    files = [p for p in DATA.parent.rglob("*") if p.suffix in (".tex", ".sty", ".cls", ".bbl", ".bib")]
+    assert len(files) > 40
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert strip_comments(text) == rule(text), path
+    rng = random.Random(7)
+    pieces = ["%", "\\", "\n", " ", "\t", "a", "\n\n", "\\%", "\\\\%"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        assert strip_comments(text) == rule(text), repr(text)
 
 
 def test_find_main_ignores_commented_documentclass(tmp_path: Path) -> None:
