@@ -57,6 +57,7 @@ from corpus.parse.latex_bib import (
 from corpus.parse.latex_labels import Heading, Target, assign_labels, theorems
 from corpus.parse.latex_style import CiteForm, cite_mode
 from corpus.parse.latex_text import (
+    _BRACE_TOKEN,
     _WS,
     _match_brace,
     _plain,
@@ -65,6 +66,7 @@ from corpus.parse.latex_text import (
     _read_group,
     _read_optional,
     _skip_ws,
+    brace_excess,
     latex_to_text,
 )
 
@@ -86,7 +88,6 @@ LatexError = EprintError  # per-paper failures carry a code, like the e-print on
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
 
-_BRACE_SCAN_RE = re.compile(r"\\[\s\S]|[{}]")
 _PARAGRAPH_END_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(begin|end)\s*\{|\\[\s\S]|[{}]")
 
 
@@ -101,12 +102,11 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
     ``\\par``, or the ``\\end`` of its environment: "Paragraph ended before ... was complete").
     Each repair is an ``unbalanced_braces`` warning with its line. Text whose counts agree
     comes back as it is (one count, no scan: the common case costs nothing)."""
-    bare = text.replace("\\\\", "").replace("\\{", "").replace("\\}", "")
-    if bare.count("{") == bare.count("}"):
+    if not brace_excess(text):
         return text
     opened: list[int] = []
     edits: list[tuple[int, str, int]] = []  # (position, what replaces the character there, source)
-    for m in _BRACE_SCAN_RE.finditer(text):
+    for m in _BRACE_TOKEN.finditer(text):
         c = m.group()
         if c == "{":
             opened.append(m.start())
@@ -826,9 +826,12 @@ def _bibliography(source: LatexSource, body: str, preamble: str) -> tuple[list[_
         cited = _cited_keys(body)
         fields = _bib_fields(source.bib, None if every else set(cited))
         items = []
-        for key in cited + ([k for k in fields if k not in {c.lower() for c in cited}] if every else []):
+        cited_lower = {c.lower() for c in cited}
+        seen: set[str] = set()  # keys match whatever their case, as BibTeX matches them
+        for key in cited + ([k for k in fields if k not in cited_lower] if every else []):
             f = fields.get(key.lower())
-            if f is not None and key.lower() not in {it.key.lower() for it in items}:
+            if f is not None and key.lower() not in seen:
+                seen.add(key.lower())
                 entry = _entry_from_bib(f, len(items))
                 items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
         return items, False
@@ -895,7 +898,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0}
     captions: list[tuple[str, str]] = []  # (ref_id, caption LaTeX): converted once every label is known
     out, pos = [], 0
-    user_envs = _user_environments(preamble + "\n".join(source.packages.values()), body)
+    definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
+    user_envs = _user_environments(definitions, body)
     for reg in _environments(body, user_envs):
         out.append(body[pos : reg.start])
         pos = reg.end
@@ -1001,7 +1005,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         for lab in title_labels:  # \section{\label{sec:x}Title}
             ctx.labels.setdefault(lab.strip(), target)
     segments.append((path, num, body[pos:], ack))
-    assign_labels(body, headings, theorems(preamble + "\n".join(source.packages.values())), ctx.labels)
+    assign_labels(body, headings, theorems(definitions), ctx.labels)
 
     for chunk in abstract_latex:
         doc.abstract.extend(_paragraphs(chunk, ctx, "Abstract", None))

@@ -23,6 +23,7 @@ from corpus.parse.latex_text import (
     _plain,
     _read_group,
     _read_optional,
+    brace_excess,
 )
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
@@ -558,8 +559,7 @@ def _bib_blocks(text: str, keys: set[str] | frozenset[str] | None) -> str:
         end, closed = _entry_end(text, m)
         block = text[m.start() : end].rstrip()
         if not closed:  # close what is open in it, as BibTeX ends it at the next entry
-            bare = re.sub(r"\\[{}]", "", block)
-            block = block.rstrip(",") + "}" * max(bare.count("{") - bare.count("}"), 0)
+            block = block.rstrip(",") + "}" * max(brace_excess(block), 0)
             block += ")" if m.group(2) == "(" else ""
         out.append(block)
         pos = end

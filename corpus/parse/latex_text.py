@@ -24,6 +24,13 @@ _BRACE_TOKEN = re.compile(r"\\[\s\S]|[{}]")
 _WS = re.compile(r"\s+")
 
 
+def brace_excess(text: str) -> int:
+    """``{`` minus ``}`` in ``text``, escaped ones (``\\{``, ``\\}``) and ``\\\\`` aside: 0 when
+    they pair up by count (one pass of C-level counting, no scan)."""
+    bare = text.replace("\\\\", "").replace("\\{", "").replace("\\}", "")
+    return bare.count("{") - bare.count("}")
+
+
 def _match_brace(s: str, i: int) -> int:
     """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
     depth = 0
@@ -231,7 +238,8 @@ _SI_UNITS = dict(
 _SI_CMD_RE = re.compile(
     r"\\(SI|qty|si|unit|num|ang|SIrange|qtyrange|numrange|SIlist|qtylist|numlist)(?![A-Za-z])"
 )
-_RARE_RE = re.compile(r"\\(?:[vuHcdbrk](?![A-Za-z])|SI|si(?![A-Za-z])|qty|num|unit|ang)")
+# The gate of both rare passes: a letter accent or a siunitx command (not \angle, \number, \unitlength).
+_RARE_RE = re.compile(r"\\(?:[vuHcdbrk]|(?:SI|qty|si|unit|num|ang)(?:range|list)?)(?![A-Za-z])")
 _SI_ARGS = {"SI": 2, "qty": 2, "si": 1, "unit": 1, "num": 1, "ang": 1, "SIrange": 3, "qtyrange": 3,
             "numrange": 2, "SIlist": 2, "qtylist": 2, "numlist": 1}  # fmt: skip
 _SI_TOKEN_RE = re.compile(r"\\([A-Za-z]+)\s*(?:\{([^{}]*)\})?")
