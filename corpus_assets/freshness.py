@@ -283,17 +283,27 @@ def assess_all(
     return verdicts, new_states
 
 
-def with_upstream(reads: Mapping[str, Sequence[str]], asset: str) -> dict[str, list[str]]:
-    """``reads`` restricted to ``asset`` and the cross-day assets it reads, directly or not."""
-    keep = {asset}
+def closure(reads: Mapping[str, Sequence[str]], assets: set[str], upstream: bool) -> set[str]:
+    """``assets`` and the cross-day assets they read, directly or not (``upstream``), or that
+    read them (downstream)."""
+    out = set(assets)
     grew = True
     while grew:
         grew = False
-        for a in list(keep):
-            for i in reads.get(a, []):
-                if i in reads and i not in keep:
-                    keep.add(i)
-                    grew = True
+        for asset, inputs in reads.items():
+            if upstream:
+                found = {i for i in inputs if i in reads} - out if asset in out else set()
+            else:
+                found = {asset} if asset not in out and out & set(inputs) else set()
+            if found:
+                out |= found
+                grew = True
+    return out
+
+
+def with_upstream(reads: Mapping[str, Sequence[str]], asset: str) -> dict[str, list[str]]:
+    """``reads`` restricted to ``asset`` and the cross-day assets it reads, directly or not."""
+    keep = closure(reads, {asset}, upstream=True)
     return {a: list(inputs) for a, inputs in reads.items() if a in keep}
 
 

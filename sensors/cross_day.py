@@ -29,7 +29,7 @@ from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 from dagster._utils.schedules import get_latest_completed_cron_tick, get_next_cron_tick
 
-from corpus_assets.freshness import CHECK_NAME, Verdict, assess_all, check_evaluation
+from corpus_assets.freshness import CHECK_NAME, Verdict, assess_all, check_evaluation, closure
 from corpus_assets.jobs import AUTOMATION_RUN_TAGS, corpus_graph, graph_cron
 
 BUSY = [
@@ -47,19 +47,32 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def busy_assets(instance: dg.DagsterInstance, job_assets: Callable[[str], set[str]]) -> set[str]:
-    """Assets written by runs queued or in progress and by backfills not finished."""
+RUNS_PAGE = 100  # busy runs read per query
+
+
+def busy_assets(
+    instance: dg.DagsterInstance, job_assets: Callable[[str], set[str]], relevant: set[str] | None = None
+) -> set[str]:
+    """Assets written by backfills not finished and by runs queued or in progress. Runs are read
+    a page at a time and no further once every ``relevant`` asset is busy: a backfill of all of
+    arXiv queues thousands of runs, and the first page of them already names every daily asset."""
     busy: set[str] = set()
-    for run in instance.get_runs(filters=RunsFilter(statuses=BUSY)):
-        if run.asset_selection is not None:
-            busy |= {k.to_user_string() for k in run.asset_selection}
-        else:
-            busy |= job_assets(run.job_name)
     for backfill in instance.get_backfills(filters=BulkActionsFilter(statuses=BACKFILL_BUSY)):
         if backfill.asset_selection:
             busy |= {k.to_user_string() for k in backfill.asset_selection}
         elif backfill.job_name:
             busy |= job_assets(backfill.job_name)
+    cursor = None
+    while relevant is None or not relevant <= busy:
+        runs = instance.get_runs(filters=RunsFilter(statuses=BUSY), cursor=cursor, limit=RUNS_PAGE)
+        for run in runs:
+            if run.asset_selection is not None:
+                busy |= {k.to_user_string() for k in run.asset_selection}
+            else:
+                busy |= job_assets(run.job_name)
+        if len(runs) < RUNS_PAGE:
+            break
+        cursor = runs[-1].run_id
     return busy
 
 
@@ -85,19 +98,6 @@ class TickPlan:
     evaluations: list[dg.AssetCheckEvaluation] = field(default_factory=list)
     cursor: str = ""
     message: str = ""
-
-
-def downstream_closure(reads: Mapping[str, Sequence[str]], assets: set[str]) -> set[str]:
-    """``assets`` and every cross-day asset that reads one of them."""
-    out = set(assets)
-    grew = True
-    while grew:
-        grew = False
-        for asset, inputs in reads.items():
-            if asset not in out and out & set(inputs):
-                out.add(asset)
-                grew = True
-    return out
 
 
 def plan_tick(
@@ -128,7 +128,8 @@ def plan_tick(
 
     stale = [a for a, v in verdicts.items() if not v.current]
     tick = get_latest_completed_cron_tick(cron, at, "UTC").timestamp()
-    busy = busy_assets(instance, job_assets) if stale else set()
+    relevant = set(reads) | {i for inputs in reads.values() for i in inputs}
+    busy = busy_assets(instance, job_assets, relevant) if stale else set()
     if busy & set(reads):
         plan.message = f"a cross-day run is queued or running ({', '.join(sorted(busy & set(reads)))})"
     else:
@@ -140,7 +141,7 @@ def plan_tick(
                 waiting.append(asset)
             else:
                 plan.run_assets.append(asset)
-        plan.run_assets = sorted(downstream_closure(reads, set(plan.run_assets)), key=list(reads).index)
+        plan.run_assets = sorted(closure(reads, set(plan.run_assets), upstream=False), key=list(reads).index)
         for asset in plan.run_assets:
             handled[asset] = at.timestamp()
         parts = []

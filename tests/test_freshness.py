@@ -188,9 +188,45 @@ def test_tick_waits_while_an_input_or_a_cross_day_run_is_being_built(instance, m
     import sensors.cross_day as cross_day_sensor
 
     day(instance, PAPERS, "2024-01-01", "a")
-    monkeypatch.setattr(cross_day_sensor, "busy_assets", lambda inst, job_assets: {"papers"})
+    monkeypatch.setattr(cross_day_sensor, "busy_assets", lambda inst, job_assets, relevant=None: {"papers"})
     plan = tick(instance, None, AT)
     assert plan.run_assets == [] and "inputs being built: papers" in plan.message
-    monkeypatch.setattr(cross_day_sensor, "busy_assets", lambda inst, job_assets: {"citation_graph"})
+    monkeypatch.setattr(
+        cross_day_sensor, "busy_assets", lambda inst, job_assets, relevant=None: {"citation_graph"}
+    )
     plan = tick(instance, None, AT)
     assert plan.run_assets == [] and "cross-day run is queued or running" in plan.message
+
+
+def test_busy_assets_reads_busy_runs_a_page_at_a_time_until_every_relevant_asset_is_busy():
+    """A backfill of all of arXiv queues thousands of runs: the sensor's tick must not load them
+    all when the first page already names every asset it asks about."""
+    from types import SimpleNamespace
+
+    from sensors.cross_day import RUNS_PAGE, busy_assets
+
+    runs = [
+        SimpleNamespace(run_id=str(i), asset_selection=None, job_name="corpus_daily") for i in range(1000)
+    ]
+    runs[500].job_name = "corpus_graph"
+    calls = []
+
+    def get_runs(filters, cursor=None, limit=None):
+        start = 0 if cursor is None else int(cursor) + 1
+        calls.append(start)
+        return runs[start : start + limit]
+
+    instance = SimpleNamespace(get_backfills=lambda filters: [], get_runs=get_runs)
+    jobs = {"corpus_daily": {"papers", "bib_entries"}, "corpus_graph": {"citation_links"}}
+    assert busy_assets(instance, jobs.__getitem__, {"papers"}) == {"papers", "bib_entries"}
+    assert calls == [0]
+    calls.clear()
+    assert busy_assets(instance, jobs.__getitem__, {"citation_links"}) == {
+        "papers",
+        "bib_entries",
+        "citation_links",
+    }
+    assert calls == list(range(0, 501, RUNS_PAGE))  # no page after the one holding run 500
+    calls.clear()
+    assert busy_assets(instance, jobs.__getitem__) == {"papers", "bib_entries", "citation_links"}
+    assert len(calls) == 11  # unbounded: every page, then the short last one
