@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from corpus.versions import code_version
 from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, pes2o
 from corpus_assets.common import OWNERS
 from corpus_assets.deployment import build_pipes_resource, deployment, executor_def
@@ -53,11 +54,12 @@ def built_days_hint(name: str) -> str:
 
 
 def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
-    """Each asset's owners and automation condition (corpus_assets.jobs): daily ones follow
-    their day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor.
-    Daily ones also say where their built days are listed."""
+    """Each asset's owners, code version (its stage's, corpus.versions: recorded on every
+    materialisation) and automation condition (corpus_assets.jobs): daily ones follow their
+    day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor. Daily
+    ones also say where their built days are listed."""
     name = spec.key.to_user_string()
-    spec = spec.replace_attributes(owners=OWNERS)
+    spec = spec.replace_attributes(owners=OWNERS, code_version=code_version(name))
     if name in DAILY_ASSETS:
         spec = spec.replace_attributes(description=(spec.description or "") + built_days_hint(name))
     if name in DAILY_ASSETS and name not in ROOTS:

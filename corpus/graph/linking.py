@@ -43,6 +43,9 @@ import polars as pl
 from corpus.ingest import arxiv_ids
 from corpus.papers.normalize import normalize_dois, normalize_title
 
+# The version of citation_links (corpus.versions): bump it whenever their rows change.
+LINKING_VERSION = "corpus.graph.linking/1"
+
 TITLE_THRESHOLD = 0.8
 VIA_RANK = {"arxiv_id": 0, "doi": 1, "title": 2}
 

@@ -22,6 +22,9 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+# The version of citation_graph (corpus.versions): bump it whenever their rows change.
+GRAPH_VERSION = "corpus.graph.network/1"
+
 VIA_ORDER = ("arxiv_id", "doi", "title", "fulltext_id")
 EDGE_SCHEMA = {
     "citing_id": pl.String,

@@ -51,6 +51,9 @@ from corpus.ingest.bulk import (
 from corpus.ingest.eprint import UnpackLimits
 from corpus.store import Store, atomic_path
 
+# The version of arxiv_bulk_index (corpus.versions): bump it whenever their rows change.
+BULK_INDEX_VERSION = "corpus.ingest.bulk_index/1"
+
 USABLE = frozenset({"ok", "count_mismatch"})
 MAX_MEMBERS = 200_000  # per tar; arXiv's hold a few thousand
 MAX_META_BYTES = 1 << 20  # a GNU long name or pax header

@@ -35,6 +35,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The version of arxiv_sources (corpus.versions): bump it whenever their rows change.
+EPRINT_VERSION = "corpus.ingest.eprint/1"
+
 EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
 
 _BLOCK = 512

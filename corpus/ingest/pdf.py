@@ -35,6 +35,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# The version of arxiv_pdfs (corpus.versions): bump it whenever their rows change.
+PDF_VERSION = "corpus.ingest.pdf/1"
+
 if TYPE_CHECKING:
     from pypdf import PdfReader
     from pypdf.generic import DictionaryObject

@@ -9,6 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# The version of arxiv_metadata and its failures (corpus.versions): bump it whenever their rows change.
+METADATA_VERSION = "corpus.ingest.records/1"
+
 SourceFormat = Literal["arXiv", "arXivRaw", "oai_dc", "kaggle", "abs"]
 # Free-text fields whose whitespace runs are collapsed on validation (hard-wrapped in the sources).
 _WS_FIELDS = ("title", "abstract", "comments", "journal_ref", "report_no", "submitter")

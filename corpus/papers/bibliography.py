@@ -36,6 +36,9 @@ from corpus.ingest.arxiv_ids import try_normalize
 from corpus.papers.normalize import normalize_doi, normalize_title
 from corpus.parse.document import StructuredDoc
 
+# The version of bib_entries (corpus.versions): bump it whenever their rows change.
+BIB_ENTRIES_VERSION = "corpus.papers.bibliography/1"
+
 __all__ = ["BibInputError", "bib_frame", "bib_rows", "bib_schema"]
 
 _ARXIV_DOI = "10.48550/arxiv."

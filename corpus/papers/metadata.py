@@ -71,6 +71,9 @@ from corpus.papers.langid import clean_for_cld2, detect, is_english_paper
 from corpus.papers.normalize import normalize_doi, normalize_title
 from corpus.parse.document import StructuredDoc
 
+# The version of papers and fulltext_ids (corpus.versions): bump it whenever their rows change.
+PAPERS_VERSION = "corpus.papers.metadata/1"
+
 __all__ = [
     "FILTERS",
     "LANG_MAX_CHARS",

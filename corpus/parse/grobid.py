@@ -62,6 +62,9 @@ TEI_COORDINATES = (
     "note",
 )
 
+# The version of grobid_tei (corpus.versions): bump it whenever their rows change.
+GROBID_STAGE_VERSION = "corpus.parse.grobid/1"
+
 # Answers worth sending again: the pool is full (503) or a proxy in front of
 # replicas lost its upstream. 500 is Grobid failing on this PDF: not retried.
 BUSY_STATUSES = frozenset({429, 502, 503, 504})

@@ -54,6 +54,9 @@ from corpus.parse.tei_citations import (
     split_title_year,
 )
 
+# The version of pdf_parses (corpus.versions): bump it whenever their rows change.
+TEI_PARSER_VERSION = "corpus.parse.tei/1"
+
 __all__ = [
     "TeiError",
     "parse_tei",

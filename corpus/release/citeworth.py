@@ -75,6 +75,9 @@ from corpus.parse.sentences import split_sentences
 from corpus.release.settings import CANDIDATES, PARAGRAPHS
 from corpus.store import atomic_path
 
+# The version of citeworth_paragraphs and citeworth_candidates (corpus.versions): bump it whenever their rows change.
+CITEWORTH_VERSION = "corpus.release.citeworth/1"
+
 LABEL_CITE_WORTHY = "check-worthy"  # the released data's label names (the paper says "cite-worthy")
 LABEL_NOT_CITE_WORTHY = "non-check-worthy"
 

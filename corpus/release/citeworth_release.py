@@ -58,6 +58,9 @@ from corpus.release.state import (
 )
 from corpus.store import Store, swap_dir
 
+# The version of citeworth_splits (corpus.versions): bump it whenever their rows change.
+CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/1"
+
 __all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
 
 FORMAT = 2  # of the manifest and state: another format is rebuilt in full (2: per-line markers)

@@ -74,6 +74,9 @@ from pydantic import BaseModel, ConfigDict
 from corpus.papers.langid import detect_lang, detect_langs
 from corpus.parse.document import StructuredDoc
 
+# The version of pes2o (corpus.versions): bump it whenever their rows change.
+PES2O_VERSION = "corpus.release.pes2o/1"
+
 # Why C (issue 18, benchmarks/token_count.py): a vectorised tally on pyarrow kernels
 # (utf8_split_whitespace, dictionary_encode, numpy bincount; equal counts on every document)
 # ran 3.9-5.3x slower than corpus._tally (real documents 744 against 2,951 docs/s per core,

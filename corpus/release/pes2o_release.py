@@ -63,6 +63,9 @@ from corpus.release.state import (
 )
 from corpus.store import Store, atomic_write_bytes, swap_dir
 
+# The version of pes2o_v1 and pes2o_v2 (corpus.versions): bump it whenever their rows change.
+PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/1"
+
 __all__ = [
     "ASSET",
     "DEFAULT_CUTOFF",
