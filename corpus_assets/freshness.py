@@ -4,9 +4,9 @@ A cross-day asset (``citation_links``, ``citation_graph``, the releases) reads e
 daily inputs from the store. It is current when no input partition's *content* differs from
 what its last materialisation read. Two records make that a comparison, not a guess:
 
-* every partition of a daily input records its content fingerprint in its materialisation
-  event (``fingerprint``: :func:`corpus.store.partition_fingerprint`, the sha256 of its Parquet
-  files, the same value the release manifests record per day);
+* every daily partition records its content fingerprint in its materialisation event
+  (``fingerprint``: the one its provenance holds, :class:`corpus.store.Provenance`, the sha256
+  of its Parquet files, the same value the release manifests record per day);
 * every cross-day materialisation records ``inputs_read_through``: the event log's highest
   storage id, taken *before* the asset read the store. A partition whose event is at or below
   it was on disk when the asset read (its files are written before its event), so only events
@@ -80,13 +80,6 @@ def take_mark(home: str | Path, asset: str, run_id: str) -> int | None:
         return None
     path.unlink(missing_ok=True)
     return mark
-
-
-def fingerprint_metadata(partition_dir: Path) -> dict[str, str]:
-    """A daily partition's content fingerprint, for its materialisation event."""
-    from corpus.store import partition_fingerprint
-
-    return {FINGERPRINT: partition_fingerprint(partition_dir)}
 
 
 def _value(record: dg.EventLogRecord | None, key: str):
