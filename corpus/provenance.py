@@ -14,8 +14,8 @@ re-deriving runs (every code-stale partition, and the input-stale ones whose ups
 being re-derived in the same round, since that may change them again), grouped into the
 asset sets that run together over their days. ``make rederive`` runs rounds until nothing is
 stale (corpus_assets/rederive.py). Reads only small marker files: one per partition and one per
-input it names, never the partitions' rows (but for a partition written before versions were
-recorded whose stage keeps a version column: one column, once).
+input it names, never the partitions' rows (a partition written before provenance was recorded
+is hashed once, and adopted).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from corpus.store import Store
-from corpus.versions import FIRST_RECORDED, VERSION_COLUMNS
 
 Reason = Literal["code", "inputs"]
 
@@ -44,30 +43,10 @@ class StalePartition:
 
 def built_version(store: Store, asset: str, day: str) -> str | None:
     """The version of the code that built the partition (None: no partition). One written
-    before versions were recorded is taken as built by its stage's first recorded version,
-    unless its rows name another (:data:`corpus.versions.VERSION_COLUMNS`)."""
-    record = store.provenance(asset, day)
-    if record is None and store.fingerprint(asset, day) is None:
-        return None
-    if record is not None and record.code_version is not None:
-        return record.code_version
-    column = VERSION_COLUMNS.get(asset)
-    if column is not None:
-        named = _versions_in_rows(store, asset, day, column)
-        if named:
-            return min(named)  # the oldest version among its rows decides
-    return FIRST_RECORDED.get(asset)
-
-
-def _versions_in_rows(store: Store, asset: str, day: str, column: str) -> list[str]:
-    import polars as pl
-
-    path = store.partition_dir(asset, day) / "part-0.parquet"
-    frame = pl.scan_parquet(path)
-    if column not in frame.collect_schema().names():
-        return []
-    values = frame.select(pl.col(column).drop_nulls().unique()).collect().to_series().to_list()
-    return sorted(v for v in values if v)
+    before versions were recorded is taken as built by the version its rows name, or else its
+    stage's first recorded one (:meth:`corpus.store.Store.recorded`)."""
+    record = store.recorded(asset, day)
+    return record.code_version if record is not None else None
 
 
 @dataclass
@@ -104,7 +83,7 @@ def stale_partitions(
             if built != current:
                 out.append(StalePartition(asset, day, "code", f"{built} -> {current}"))
                 continue
-            record = store.provenance(asset, day)
+            record = store.recorded(asset, day)
             changed = [
                 name
                 for name, read in sorted((record.inputs if record else {}).items())
@@ -141,17 +120,17 @@ def next_wave(
 ) -> dict[frozenset[str], list[str]]:
     """What one round re-derives: ``{asset set: days}``, each asset set run together (in
     dependency order) over its days. Every code-stale partition is in; an input-stale one is
-    in unless an asset it reads (``upstream``, transitively) is re-derived on its day in this
-    round. ``siblings`` ({asset: the assets one function writes with it}) are added, so a
-    multi-asset's tables are reported together."""
+    in unless an asset it reads (``upstream``, transitively) is stale on its day too: that one
+    is re-derived first, and may change it again. ``siblings`` ({asset: the assets one function
+    writes with it}) are added, so a multi-asset's tables are reported together."""
     siblings = siblings or {}
     stale = list(stale)
+    stale_on: dict[str, set[str]] = defaultdict(set)
+    for item in stale:
+        stale_on[item.day].add(item.asset)
     by_day: dict[str, set[str]] = defaultdict(set)
     for item in stale:
-        if item.reason == "code":
-            by_day[item.day].add(item.asset)
-    for item in stale:
-        if item.reason == "inputs" and not (upstream.get(item.asset, set()) & by_day[item.day]):
+        if item.reason == "code" or not (upstream.get(item.asset, set()) & stale_on[item.day]):
             by_day[item.day].add(item.asset)
     groups: dict[frozenset[str], list[str]] = defaultdict(list)
     for day in sorted(by_day):

@@ -179,6 +179,24 @@ class Provenance(BaseModel):
     inputs: dict[str, str | None] = {}
 
 
+def _legacy_version(asset: str, folder: Path) -> str | None:
+    """The code version of a partition written before versions were recorded: the one its rows
+    name (a stage with a version column: the oldest among them), else its stage's first."""
+    from corpus.versions import FIRST_RECORDED, VERSION_COLUMNS
+
+    column = VERSION_COLUMNS.get(asset)
+    if column is not None:
+        import polars as pl
+
+        frame = pl.scan_parquet(folder / "part-0.parquet")
+        if column in frame.collect_schema().names():
+            named = frame.select(pl.col(column).drop_nulls().unique()).collect().to_series().to_list()
+            named = sorted(v for v in named if v)
+            if named:
+                return named[0]
+    return FIRST_RECORDED.get(asset)
+
+
 @dataclass(frozen=True)
 class Store:
     """Parquet tables under one data root.
@@ -229,25 +247,34 @@ class Store:
             log.warning("unreadable provenance of %s %s: taken as none", asset, date)
             return None
 
-    def fingerprint(self, asset: str, date: str) -> str | None:
-        """The partition's content fingerprint (None: no partition): the one recorded when it
-        was written. A partition written before provenance was recorded is hashed once and
-        adopted (:meth:`_adopt`), so it is never hashed again."""
+    def recorded(self, asset: str, date: str) -> Provenance | None:
+        """The partition's provenance (None: no partition). A partition written before
+        provenance was recorded is hashed once and adopted (:meth:`_adopt`): its code version is
+        then the one its rows name, or its stage's first recorded version
+        (:data:`corpus.versions.FIRST_RECORDED`), and its inputs are not known."""
         found = self.provenance(asset, date)
         if found is not None:
-            return found.fingerprint
+            return found
         folder = self.partition_dir(asset, date)
         if not (folder / "part-0.parquet").exists():
             return None
-        fingerprint = partition_fingerprint(folder)
-        self._adopt(folder, Provenance(fingerprint=fingerprint))
-        return fingerprint
+        record = Provenance(
+            fingerprint=partition_fingerprint(folder), code_version=_legacy_version(asset, folder)
+        )
+        self._adopt(folder, record)
+        return record
+
+    def fingerprint(self, asset: str, date: str) -> str | None:
+        """The partition's content fingerprint (None: no partition), recorded when it was
+        written (or when it was adopted, :meth:`recorded`): never hashed twice."""
+        found = self.recorded(asset, date)
+        return found.fingerprint if found is not None else None
 
     def _adopt(self, folder: Path, record: Provenance) -> None:
-        """Give a partition written before provenance was recorded its fingerprint (code version
-        and inputs unknown). Linked into place without replacing anything: a partition swapped
-        in meanwhile comes with its own provenance, which this never overwrites; a store that
-        cannot be written (a read-only copy) just stays unadopted."""
+        """Give a partition written before provenance was recorded its record. Linked into
+        place without replacing anything: a partition swapped in meanwhile comes with its own
+        provenance, which this never overwrites; a store that cannot be written (a read-only
+        copy) just stays unadopted."""
         final = folder / f"_{PROVENANCE}"
         tmp = folder / f".{PROVENANCE}.{uuid.uuid4().hex}.tmp"
         try:
@@ -320,13 +347,10 @@ class Store:
         was replaced while it was being read: what was read is then unknown)."""
         import polars as pl
 
-        before = self.provenance(asset, date)
+        before = self.recorded(asset, date)
         frame = pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
-        after = self.provenance(asset, date) if before is not None else None
-        if before is None:  # written before provenance was recorded: hashed now
-            self.reads[(asset, date)] = self.fingerprint(asset, date)
-        else:
-            self.reads[(asset, date)] = before.fingerprint if before == after else None
+        after = self.provenance(asset, date)
+        self.reads[(asset, date)] = before.fingerprint if before is not None and before == after else None
         return frame
 
     def read_partitions(self, asset: str, dates: Iterable[str]) -> pl.DataFrame:
