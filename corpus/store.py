@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -195,6 +195,25 @@ def _legacy_version(asset: str, folder: Path) -> str | None:
             if named:
                 return named[0]
     return FIRST_RECORDED.get(asset)
+
+
+def scan_days(files: Iterable[Path], schema: Mapping[str, pl.DataType], hive: bool = False) -> pl.LazyFrame:
+    """Daily partition files read as ``schema`` says (the columns wanted, at today's types):
+    a column a day was written without reads as null, columns not named are not read. So a
+    new column in a daily table never breaks the cross-day reading of days written before it;
+    those days are built by an older stage version, so ``make rederive`` rebuilds them, and
+    until then their new column is null. ``hive``: the ``date`` column from the path, as text."""
+    import polars as pl
+
+    return pl.scan_parquet(
+        list(files),
+        schema=dict(schema),
+        missing_columns="insert",
+        extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"),
+        hive_partitioning=hive,
+        hive_schema={"date": pl.Utf8} if hive else None,
+    )
 
 
 @dataclass(frozen=True)

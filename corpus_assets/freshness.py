@@ -38,6 +38,7 @@ from pathlib import Path
 
 import dagster as dg
 
+CODE_VERSION_TAG = "dagster/code_version"  # on every materialisation: the asset's code version then
 READ_THROUGH = "inputs_read_through"  # cross-day materialisations: the event log mark they read at
 FINGERPRINT = "fingerprint"  # daily partitions' materialisations: their content fingerprint
 CUTOFF = "cutoff"  # releases that read days up to a cutoff: later days are not their input
@@ -206,11 +207,13 @@ def assess(
     asset: dg.AssetKey,
     inputs: Iterable[dg.AssetKey],
     state: Mapping | None = None,
+    version: str | None = None,
 ) -> tuple[Verdict, dict]:
-    """Is ``asset`` current with ``inputs``? Returns the verdict and a state to pass to the next
-    call (a sensor's cursor keeps it), so that call reads only events that are new since: a state
-    that belongs to an older materialisation of the asset is dropped. Without state, the events
-    above the asset's mark are read (few, unless it has not run for a long time)."""
+    """Is ``asset`` current with ``inputs`` (and, given its code ``version``, built by it)?
+    Returns the verdict and a state to pass to the next call (a sensor's cursor keeps it), so
+    that call reads only events that are new since: a state that belongs to an older
+    materialisation of the asset is dropped. Without state, the events above the asset's mark
+    are read (few, unless it has not run for a long time)."""
     name = asset.to_user_string()
     rec = _latest_materialization(instance, asset)
     if rec is None:
@@ -218,6 +221,12 @@ def assess(
         if built:
             return Verdict(name, False, f"never built; {', '.join(built)} have partitions"), {}
         return Verdict(name, True, "never built, and no input has partitions yet"), {}
+    built_by = ((rec.asset_materialization.tags or {}) if rec.asset_materialization else {}).get(
+        CODE_VERSION_TAG
+    )
+    if version is not None and built_by != version:
+        why = f"built by other code ({built_by or 'unknown'}); today's is {version}"
+        return Verdict(name, False, why, rec), {}
     mark = _value(rec, READ_THROUGH)
     if mark is None:
         why = f"its last materialisation does not record what it read ({READ_THROUGH})"
@@ -255,17 +264,28 @@ def assess(
 
 
 def assess_all(
-    instance: dg.DagsterInstance, reads: Mapping[str, Sequence[str]], states: Mapping | None = None
+    instance: dg.DagsterInstance,
+    reads: Mapping[str, Sequence[str]],
+    states: Mapping | None = None,
+    versions: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Verdict], dict]:
     """:func:`assess` for every cross-day asset in ``reads`` ({asset: what it reads}, an asset
-    after the cross-day assets it reads). One that reads a stale cross-day asset is stale too,
-    whatever its own inputs say: ``citation_graph`` built from links that miss a day misses it."""
+    after the cross-day assets it reads), against today's code ``versions`` (default: this
+    process's, corpus.versions). One that reads a stale cross-day asset is stale too, whatever
+    its own inputs say: ``citation_graph`` built from links that miss a day misses it."""
+    from corpus.versions import code_version
+
     states = states or {}
+    versions = versions if versions is not None else {a: code_version(a) for a in reads}
     verdicts: dict[str, Verdict] = {}
     new_states: dict = {}
     for asset, inputs in reads.items():
         verdict, new_states[asset] = assess(
-            instance, dg.AssetKey(asset), [dg.AssetKey(i) for i in inputs], states.get(asset)
+            instance,
+            dg.AssetKey(asset),
+            [dg.AssetKey(i) for i in inputs],
+            states.get(asset),
+            versions.get(asset),
         )
         upstream = [i for i in inputs if i in verdicts and not verdicts[i].current]
         if upstream and verdict.current:

@@ -61,6 +61,7 @@ from corpus.graph.link_index import Side, TitleIndex, fnv1a, remove_paths
 from corpus.graph.linking import (
     ENTRY_COLUMNS,
     LINK_SCHEMA,
+    LINKING_VERSION,
     TITLE_THRESHOLD,
     best_link,
     link_entries,
@@ -68,7 +69,8 @@ from corpus.graph.linking import (
     normalize_arxiv_ids,
 )
 from corpus.papers.normalize import normalize_dois
-from corpus.store import Store, atomic_write_bytes
+from corpus.store import Store, atomic_write_bytes, scan_days
+from corpus.versions import FIRST_RECORDED
 
 ASSET = "citation_links"
 STATE_DIR = "_state"
@@ -101,6 +103,8 @@ def read_layout(store: Store) -> int | None:
         return None
     if not isinstance(layout, dict) or layout.get("version") != STATE_VERSION:
         return None
+    if layout.get("code", FIRST_RECORDED[ASSET]) != LINKING_VERSION:
+        return None  # links made by other linking code: every one is made again
     n = layout.get("n_shards")
     return n if isinstance(n, int) and n >= 1 else None
 
@@ -117,7 +121,7 @@ def prepare_links(home: str | Path, n_shards: int) -> bool:
     if root.exists():
         for path in sorted(root.iterdir()):
             remove_paths([path])
-    body = json.dumps({"version": STATE_VERSION, "n_shards": n_shards}).encode()
+    body = json.dumps({"version": STATE_VERSION, "code": LINKING_VERSION, "n_shards": n_shards}).encode()
     atomic_write_bytes(_layout_path(root), body)
     return True
 
@@ -155,10 +159,14 @@ def links_by_definition(home: str | Path) -> pl.DataFrame:
     days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
     if not days:
         return _EMPTY_LINKS
-    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
+    papers = pl.concat(
+        [store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days],
+        how="diagonal_relaxed",  # days written before a column existed have none
+    )
     latest = papers.sort("day").unique("id", keep="last")
     entries = pl.concat(
-        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
+        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days],
+        how="diagonal_relaxed",
     )
     decided = latest.select(pl.col("id").alias("citing_id"), "day")
     entries = entries.join(decided, on=["citing_id", "day"], how="semi")
@@ -200,8 +208,14 @@ def _normalised(entries: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _entry_columns(store: Store, day: str) -> pl.DataFrame:
+    """A day's bib entries, in ENTRY_COLUMNS (a column the day was written without: null)."""
+    path = store.partition_dir("bib_entries", day) / "part-0.parquet"
+    return scan_days([path], {c: pl.String for c in ENTRY_COLUMNS}).collect()
+
+
 def _entries_of(store: Store, day: str, citing: pl.Series | None = None) -> pl.DataFrame:
-    frame = pl.read_parquet(store.partition_dir("bib_entries", day) / "part-0.parquet", columns=ENTRY_COLUMNS)
+    frame = _entry_columns(store, day)
     if citing is not None:
         frame = frame.filter(pl.col("citing_id").is_in(citing.implode()))
     return _normalised(frame)
@@ -441,8 +455,7 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
     via: dict[str, int] = {}
     written = set()
     for run in _chunks(store, days, chunk_entries):
-        frames = [pl.read_parquet(store.partition_dir("bib_entries", d) / "part-0.parquet", columns=ENTRY_COLUMNS)
-                  .with_columns(pl.lit(d).alias("_day")) for d in run]  # fmt: skip
+        frames = [_entry_columns(store, d).with_columns(pl.lit(d).alias("_day")) for d in run]
         entries = pl.concat(frames).join(winners, on=["citing_id", "_day"], how="semi")
         entries = _normalised(
             entries.filter(pl.Series(shard_of(entries["citing_id"], sh.n_shards) == sh.shard))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from corpus.store import Store
+from corpus.store import Store, scan_days
 
 LATEST_SCHEMA = {
     "id": pl.String,
@@ -52,18 +52,11 @@ def same_content(a: dict | None, b: dict | None) -> bool:
 
 def read_papers(store: Store, days: list[str]) -> pl.DataFrame:
     """``LATEST_SCHEMA`` rows of the papers delivered on these days (one row per paper and day;
-    a missing ``doi`` or ``norm_title`` column is null)."""
+    a column a day was written without is null: :func:`corpus.store.scan_days`)."""
+    columns = {"id": pl.String, "kept": pl.Boolean, "doi": pl.String, "norm_title": pl.String}
     frames = []
     for day in days:
-        path = store.partition_dir("papers", day) / "part-0.parquet"
-        import pyarrow.parquet as pq  # not at import: the daily runs load this module
-
-        names = set(pq.read_schema(path).names)
-        cols = [c for c in ("id", "kept", "doi", "norm_title") if c in names]
-        frame = pl.read_parquet(path, columns=cols)
-        frame = frame.with_columns(
-            [pl.lit(None, pl.String).alias(c) for c in ("doi", "norm_title") if c not in names]
-        )
+        frame = scan_days([store.partition_dir("papers", day) / "part-0.parquet"], columns).collect()
         frames.append(frame.with_columns(pl.lit(day).alias("day")))
     if not frames:
         return pl.DataFrame(schema=LATEST_SCHEMA)
