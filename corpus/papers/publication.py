@@ -32,14 +32,21 @@ from dataclasses import dataclass
 
 from corpus.papers import journals
 
-__all__ = ["Publication", "derived_doi", "parse_publication", "parse_publications", "publication_from_fields"]
+__all__ = [
+    "Publication",
+    "canonical_number",
+    "derived_doi",
+    "parse_publication",
+    "parse_publications",
+    "publication_from_fields",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Publication:
     journal: str  # canonical display name ("Phys. Rev. D"), or the name as written if unresolved
     volume: str  # canonical: no leading zeros; JHEP/JCAP: year and month ("200805")
-    page: str  # first page or article number, canonical ("13009", "L191")
+    page: str  # first page or article number, canonical ("13009", "L191"; page_raw: as printed)
     year: int | None
     resolved: bool  # the journal resolved through the journal table
     volume_raw: str = ""  # as printed (DOIs keep it)
@@ -213,7 +220,7 @@ def _numbers(text: str, pos: int) -> tuple[str | None, str | None, str | None, i
     return volume, issue, page, year
 
 
-def _canonical_number(value: str) -> str:
+def canonical_number(value: str) -> str:
     """Leading zeros of the first digit run dropped, letters upper-case ("L051502" -> "L51502")."""
     m = re.match(r"([A-Za-z]*)0*(\d.*)$", value)
     return (m.group(1) + m.group(2)).upper() if m else value.upper()
@@ -235,7 +242,7 @@ def _publication(
         return None
     if not resolved and year is None and _YEAR_FORM.fullmatch(volume):
         return None  # "Smith, J. 2011, , 528, A139", "Springer, Cham, 2018, pp. 103": no journal
-    canon_volume = _canonical_number(volume)
+    canon_volume = canonical_number(volume)
     if key in _MONTH_VOLUMES:
         digits = volume
         if not digits.isdigit():
@@ -256,7 +263,7 @@ def _publication(
     return Publication(
         journal=journal,
         volume=canon_volume,
-        page=_canonical_number(page),
+        page=canonical_number(page),
         year=year,
         resolved=resolved,
         volume_raw=volume,
@@ -274,7 +281,7 @@ _POS = re.compile(r"\bPoS\s*\(?\s*([A-Za-z][\w\-]*)\s*\)?\s*\(?\s*((?:19|20)\d\d
 def _candidates(text: str):
     """Publications in ``text`` (already :func:`clean`), in text order."""
     for m in _POS.finditer(text):  # "PoS(LATTICE2019) (2019) 123": the volume is a conference
-        yield Publication("Proceedings of Science", m.group(1).upper(), _canonical_number(m.group(3)),
+        yield Publication("Proceedings of Science", m.group(1).upper(), canonical_number(m.group(3)),
                           int(m.group(2)) if m.group(2) else None, True, m.group(1), m.group(3))  # fmt: skip
     for m in _ANCHOR.finditer(text):
         p = m.start()
