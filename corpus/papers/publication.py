@@ -177,6 +177,7 @@ def _numbers(text: str, pos: int) -> tuple[str | None, str | None, str | None, i
     volume = issue = page = None
     year: int | None = None
     want = None  # "volume" or "page": what a keyword said the next number is
+    extra = False
     while pos < len(text):
         pos = _SEPARATORS.match(text, pos).end()
         if m := _YEAR_PAREN.match(text, pos):
@@ -209,8 +210,10 @@ def _numbers(text: str, pos: int) -> tuple[str | None, str | None, str | None, i
                 page = value
             elif year is None and _YEAR_FORM.fullmatch(value):
                 year = int(value)
-            else:
+            elif extra or year is not None:
                 break
+            else:
+                extra = True  # one number more ("Paper No. 15, 29, 2022": 29 pages), then the year
             want = None
         else:
             break
