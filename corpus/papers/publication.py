@@ -132,23 +132,18 @@ def _journal_words(before: str) -> list[str]:
 
 def _journal(words: list[str]) -> tuple[str, bool]:
     """(journal name, resolved): ``words`` when the table resolves them, else the longest tail
-    after a title boundary that it resolves ("... in QCD. Phys. Rev. D": after "QCD."), else all.
-    Only there: a tail elsewhere is often another journal ("PLoS Comp Biol" is not "Comp Biol")."""
+    after a word ending in a period or colon that it resolves ("G. Kim. Phys. Rev. A", "... in QCD.
+    Phys. Rev. D"), else all. Only there: a tail elsewhere is often another journal ("PLoS Comp
+    Biol" is not "Comp Biol"); and not a lone abbreviation ("Ann. Phys." is not "Phys.")."""
     for k in range(len(words)):
-        if k and not _title_end(words[k - 1]):
+        if k and not words[k - 1].endswith((".", ":")):
+            continue
+        if k and k == len(words) - 1 and words[k].endswith("."):
             continue
         name = " ".join(words[k:])
         if journals.resolve(name) is not None:
             return journals.canonical_name(name), True
     return " ".join(words), False
-
-
-def _title_end(word: str) -> bool:
-    """Whether a word may end a title before the journal: "QCD.", "models:", not "Phys."."""
-    if not word.endswith((".", ":")):
-        return False
-    stem = word.rstrip(".:")
-    return (stem.isupper() and len(stem) > 1) or stem.lower() not in _abbreviated_words()
 
 
 # --------------------------------------------------------------------------- the numbers
@@ -184,7 +179,7 @@ def _numbers(text: str, pos: int) -> tuple[str | None, str | None, str | None, i
             year = year or int(m.group(1))
         elif volume is not None and page is None and issue is None and (m := _ISSUE_PAREN.match(text, pos)):
             issue = m.group(1)
-        elif volume is not None and page is None and (m := _DOT_ISSUE.match(text, pos - 1 if pos else 0)):
+        elif volume is not None and page is None and (m := _DOT_ISSUE.match(text, pos)):
             issue = m.group(1)  # "Physical Review Letters 85.24, 5226"
         elif m := _ISSUE.match(text, pos):
             issue = issue or m.group(1)
