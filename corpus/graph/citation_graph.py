@@ -36,7 +36,7 @@ import polars as pl
 
 from corpus.graph import deliveries
 from corpus.graph.citation_links import ASSET as LINKS_ASSET
-from corpus.graph.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
+from corpus.graph.deliveries import DELIVERY_SCHEMA, same_content, stamp
 from corpus.graph.link_index import fixed_bytes, fnv1a, remove_paths
 from corpus.graph.network import (
     EDGE_SCHEMA,
@@ -138,7 +138,7 @@ def plan_graph(home: str | Path) -> dict:
             atomic_write_bytes(sdir / "plan.json", json.dumps(plan, sort_keys=True).encode())
             return plan
         old_delivered = pl.read_ipc(sdir / state["deliveries"], memory_map=False).cast(DELIVERY_SCHEMA)
-        old_latest = pl.read_ipc(sdir / state["latest"], memory_map=False).cast(LATEST_SCHEMA)
+        old_latest = deliveries.read_latest(sdir / state["latest"])
         change = deliveries.update(store, old_delivered, old_latest, changed, gone)
         delivered, latest = change.deliveries, change.latest
         named = pl.read_ipc(sdir / state["named"], memory_map=False).cast(_NAMED)
@@ -257,7 +257,7 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     plan = read_plan(home)
     if not plan["days"]:
         return 0
-    latest = pl.read_ipc(_state_dir(store) / plan["tables"]["latest"], memory_map=False).cast(LATEST_SCHEMA)
+    latest = deliveries.read_latest(_state_dir(store) / plan["tables"]["latest"])
     nodes = _NodeTable.load(_state_dir(store), plan["tables"]["nodes"])
     days = plan["days"][part::parts]
     for day in days:
