@@ -23,16 +23,17 @@ from corpus_assets.freshness import read_mark
 from corpus_assets.jobs import DAILY_ASSETS
 from corpus_assets.rederive import (
     CHECK_NAME,
-    PARTITION_SET,
     DailyGraph,
     code_check_evaluation,
     current_versions,
     expand_days,
+    partition_set_origin,
     plan_round,
     rederive_tags,
     stale_code_days,
     submit_round,
 )
+from resources.store import CorpusStore
 
 PAGE = 1000
 
@@ -96,13 +97,12 @@ def code_version_tick(
     name="corpus_code_versions",
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    required_resource_keys={"corpus"},
     description="Reports each daily asset's built_by_current_code check: the days built by an older "
     "version of its stage, within a tick of a code location reload or of a day being built.",
 )
-def corpus_code_versions(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+def corpus_code_versions(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
     evaluations, cursor = code_version_tick(
-        context.instance, context.resources.corpus.store, current_versions(DAILY_ASSETS), context.cursor
+        context.instance, corpus.store, current_versions(DAILY_ASSETS), context.cursor
     )
     stale = [e.asset_key.to_user_string() for e in evaluations if not e.passed]
     message = (
@@ -130,21 +130,18 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
         name="corpus_rederive",
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.STOPPED,
-        required_resource_keys={"corpus"},
         description="Off by default. Turned on, it re-derives what an improvement of the code changes, "
         "as `make rederive` does: the daily partitions built by older code, then, round by round, "
         "those whose inputs' content changed (backfills of corpus_daily tagged corpus/rederive).",
     )
-    def corpus_rederive(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        from dagster._core.remote_origin import RemotePartitionSetOrigin, RemoteRepositoryOrigin
-
+    def corpus_rederive(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
         state = json.loads(context.cursor) if context.cursor else {}
         busy = _rederive_busy(context.instance)
         if busy:
             return dg.SensorResult(
                 skip_reason=f"backfill(s) in progress: {', '.join(busy[:5])}", cursor=context.cursor
             )
-        found = plan_round(context.resources.corpus.store, graph)
+        found = plan_round(corpus.store, graph)
         if not found.groups:
             return dg.SensorResult(
                 skip_reason="nothing to re-derive: every built partition was made by today's code from the "
@@ -153,8 +150,8 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
             )
         rederive_id = state.get("id") or dt.datetime.now(dt.UTC).strftime("sensor-%Y%m%dT%H%M%SZ")
         round_no = int(state.get("round", 0)) + 1
-        origin = RemotePartitionSetOrigin(
-            RemoteRepositoryOrigin(context.code_location_origin, context.repository_name), PARTITION_SET
+        origin = partition_set_origin(
+            context.code_location_origin, context.repository_name or "__repository__"
         )
         ids = submit_round(
             context.instance,
