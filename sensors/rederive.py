@@ -13,6 +13,7 @@ stage, or the sensor is new or reset, it reads the provenance of every partition
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Mapping
 
@@ -122,6 +123,28 @@ def _rederive_busy(instance: dg.DagsterInstance) -> list[str]:
     return [b.backfill_id for b in instance.get_backfills(filters=BulkActionsFilter(statuses=busy))]
 
 
+RETRY_FAILED_S = 3600  # a round that failed is not submitted again sooner (unless the code changed)
+
+
+def _failed(instance: dg.DagsterInstance, backfill_ids: list[str]) -> list[str]:
+    """Those of the previous round's backfills that did not complete, or had a run fail."""
+    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+
+    failed = []
+    for backfill_id in backfill_ids:
+        backfill = instance.get_backfill(backfill_id)
+        runs = instance.get_runs(
+            filters=RunsFilter(
+                tags={"dagster/backfill": backfill_id},
+                statuses=[DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED],
+            ),
+            limit=1,
+        )
+        if backfill is None or backfill.status.value != "COMPLETED_SUCCESS" or runs:
+            failed.append(backfill_id)
+    return failed
+
+
 def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
     """``corpus_rederive``: when turned on, a round of re-deriving per tick once the previous
     round's backfills are done (the same rounds as ``make rederive``)."""
@@ -148,6 +171,16 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
                 "inputs it has now",
                 cursor=json.dumps({}),
             )
+        failed = _failed(context.instance, state.get("backfills", []))
+        plan = hashlib.sha256(json.dumps(sorted([sorted(a), d] for a, d in found.groups.items())).encode())
+        plan = plan.hexdigest()[:16]  # the round, in a few characters of the cursor
+        now = dt.datetime.now(dt.UTC).timestamp()
+        if failed and state.get("plan") == plan and now - state.get("at", 0) < RETRY_FAILED_S:
+            return dg.SensorResult(
+                skip_reason=f"round {state.get('round')} failed ({', '.join(failed)}): the same round is tried "
+                f"again {RETRY_FAILED_S // 60} minutes after it, or at once when the code changes",
+                cursor=context.cursor,
+            )
         rederive_id = state.get("id") or dt.datetime.now(dt.UTC).strftime("sensor-%Y%m%dT%H%M%SZ")
         round_no = int(state.get("round", 0)) + 1
         origin = partition_set_origin(
@@ -162,7 +195,9 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
         )
         return dg.SensorResult(
             skip_reason=f"round {round_no}: backfill(s) {', '.join(ids)}\n" + "\n".join(found.lines()),
-            cursor=json.dumps({"id": rederive_id, "round": round_no}),
+            cursor=json.dumps(
+                {"id": rederive_id, "round": round_no, "backfills": ids, "plan": plan, "at": now}
+            ),
         )
 
     return corpus_rederive

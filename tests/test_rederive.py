@@ -322,5 +322,11 @@ def test_the_rederive_sensor_submits_a_round_then_waits_for_it(built):
         second = sensor(context)
         assert "in progress" in second.skip_reason.skip_message
         assert len(instance.get_backfills()) == len(before) + len(new)
-        for b in new:  # not run here: put away
+        for b in new:  # not run here: put away, as a failed round
             instance.update_backfill(b.with_status(BulkActionStatus.CANCELED))
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=second.cursor
+        )
+        third = sensor(context)  # the same round again, an hour later at the earliest: no backfill storm
+        assert "round 1 failed" in third.skip_reason.skip_message
+        assert len(instance.get_backfills()) == len(before) + len(new)
