@@ -16,6 +16,7 @@ from corpus.graph.publication_links import link_references
 from corpus.papers.bibliography import bib_frame, bib_rows
 from corpus.papers.metadata import papers_frame
 from corpus.papers.normalize import normalize_title
+from corpus.papers.publication import parse_publication
 from corpus.store import Store
 
 GOLD_ERRORS = {"10.1103/physrevd.98.030001", "10.2172/881537", "10.1186/1471-2148-4-18"}
@@ -110,6 +111,36 @@ def test_journal_ref_styles_link_across_styles(snapshot):
         by_ref["Prog.Theor.Phys.118:715-727,2007"],
     ]
     assert got[7:] == [None, None, None]
+
+
+def test_names_and_numbers_other_styles_write_still_link(snapshot, titleless):
+    """A journal name whose tail is another journal ("Prog. Part. Nucl. Phys." is not "Nucl.
+    Phys."), a lower-case or unlisted abbreviation ("Invent. math.", "Fortsch. Phys."), ApJ
+    Letters cited as ApJ, Springer's JHEP "2007(6), 61" and J. Stat. Mech.'s year volumes."""
+    raw = {r["bib_entry_raw"] for r in titleless}
+    ppnp = next(t for t in raw if t.startswith("L. Apolinário, Y.-J. Lee, and M. Winn, Prog. Part. Nucl."))
+    invent = next(t for t in raw if t.startswith("Y. Kodama and L. Williams, Invent. math. 198"))
+    assert parse_publication(ppnp).journal == "Prog. Part. Nucl. Phys."
+    assert (parse_publication(invent).journal, parse_publication(invent).page) == ("Invent. Math.", "637")
+    by_ref = {j: a for a, j, _ in snapshot if j}
+    papers = [(a, j, None) for a, j, _ in snapshot]
+    papers += [
+        ("2301.00001", "Nucl. Phys. 59 (2007) 268", None),  # the tail's journal: a wrong link before
+        ("2401.00002", "Astrophys.J.661:L191-L194,2007", None),  # a real journal-ref of the landing zone
+        ("2401.00004", "J.Stat.Mech.0810:P10008,2008", None),
+        ("2401.00005", "Fortschr. Phys. 53 (2005) 1", None),
+    ]
+    refs = [
+        "A. Author, Prog. Part. Nucl. Phys. 59, 268 (2007).",  # Prog.Part.Nucl.Phys.59:268-276,2007
+        "B. Author, ApJ, 661, L191 (2007).",
+        "C. Author, Journal of High Energy Physics 2007(6), 61 (2007).",  # JHEP 0706:061,2007
+        "D. Author, J. Stat. Mech. (2008) P10008.",
+        "E. Author, Fortsch. Phys. 53, 1 (2005).",
+        "F. Author, J. High Energ. Phys. 2007, 61 (2007).",  # no month: no volume to match
+    ]
+    got = link_references(refs, papers)
+    assert got == [by_ref["Prog.Part.Nucl.Phys.59:268-276,2007"], "2401.00002", by_ref["JHEP 0706:061,2007"], "2401.00004",
+                   "2401.00005", None]  # fmt: skip
 
 
 def test_an_ambiguous_publication_links_nothing_and_says_why(snapshot):

@@ -126,6 +126,13 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("SciPost Physics", "SciPost Phys."),
     ("Nature Physics", "Nature Phys.", "Nat. Phys."),
     ("Nature Communications", "Nature Commun.", "Nat. Commun."),
+    ("Nature Astronomy", "Nature Astron.", "Nat. Astron."),
+    ("Progress in Particle and Nuclear Physics", "Prog. Part. Nucl. Phys."),
+    ("Nuclear Physics B - Proceedings Supplements", "Nucl. Phys. Proc. Suppl.", "Nucl. Phys. B Proc. Suppl."),
+    ("Symmetry, Integrability and Geometry: Methods and Applications", "SIGMA"),
+    ("Journal für die reine und angewandte Mathematik", "J. Reine Angew. Math."),
+    ("Publications Mathématiques de l'IHÉS", "Publ. Math. IHES", "Publ. Math. Inst. Hautes Études Sci."),
+    ("Selecta Mathematica", "Selecta Math."),
 )
 
 _PAREN = re.compile(r"\([^()]*\)")

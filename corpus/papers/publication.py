@@ -106,7 +106,8 @@ def _journal_words(before: str) -> list[str]:
     toks = before.split()
     out: list[str] = []
     crossed = False
-    for tok in reversed(toks):
+    for i in range(len(toks) - 1, -1, -1):
+        tok = toks[i]
         if tok.endswith(",") and out:
             # "Phys. Rev., D87": a section letter after the comma continues the name
             if len(out) == 1 and _SECTION.fullmatch(out[0]) and not crossed:
@@ -117,9 +118,12 @@ def _journal_words(before: str) -> list[str]:
             break
         if not _JTOKEN.fullmatch(tok):
             break
-        if tok[0].islower() and tok.lower().rstrip(".:") not in _CONNECTORS:
-            break
-        if out and _BOUNDARY_WORD.fullmatch(tok) and tok[:-1].lower() not in _abbreviated_words():
+        if (tok[0].islower() and tok.lower().rstrip(".:") not in _CONNECTORS) or (
+            out and _BOUNDARY_WORD.fullmatch(tok) and tok[:-1].lower() not in _abbreviated_words()
+        ):
+            # a word that would end the name ("formalism.", "mathematicae") is kept when the name it
+            # belongs to resolves: "Inventiones mathematicae", "Fortsch. Phys."
+            out.extend(reversed(_resolving_head(toks[: i + 1], out)))
             break
         out.append(tok)
         if len(out) >= 14:
@@ -130,6 +134,19 @@ def _journal_words(before: str) -> list[str]:
     return out
 
 
+def _resolving_head(toks: list[str], out: list[str]) -> list[str]:
+    """The last 1-4 of ``toks`` (the words before the name ``out`` read backwards) that make,
+    with it, a name the journal table resolves; none when no such name."""
+    tail = " ".join(reversed(out))
+    for n in range(1, min(4, len(toks)) + 1):
+        head = toks[-n:]
+        if any(not _JTOKEN.fullmatch(t) or t.endswith(",") for t in head):
+            break
+        if journals.resolve(" ".join([*head, tail]).strip()) is not None:
+            return head
+    return []
+
+
 def _journal(words: list[str]) -> tuple[str, bool]:
     """(journal name, resolved): ``words`` when the table resolves them, else the longest tail
     after a word ending in a period or colon that it resolves ("G. Kim. Phys. Rev. A", "... in QCD.
@@ -138,6 +155,8 @@ def _journal(words: list[str]) -> tuple[str, bool]:
     for k in range(len(words)):
         if k and not words[k - 1].endswith((".", ":")):
             continue
+        if k and words[k - 1][:-1].lower() in _abbreviated_words():
+            continue  # "Prog. Part. Nucl. Phys.": "Part." continues the name, "Nucl. Phys." is not it
         if k and k == len(words) - 1 and words[k].endswith("."):
             continue
         name = " ".join(words[k:])
@@ -228,6 +247,11 @@ _MONTH_VOLUMES = frozenset({"journal high energy physics", "journal cosmology as
 _YEAR_VOLUMES = frozenset({"journal statistical mechanics theory experiment"})
 
 
+@functools.cache
+def _letters_key() -> str | None:
+    return journals.resolve("Astrophys. J. Lett.")
+
+
 def _publication(
     journal: str, resolved: bool, volume: str | None, issue: str | None, page: str | None, year: int | None
 ) -> Publication | None:
@@ -236,8 +260,12 @@ def _publication(
     key = journals.resolve(journal) if resolved else None
     if key in _YEAR_VOLUMES and page is None and volume is not None and year is not None:
         volume, page = str(year), volume  # "J. Stat. Mech. (2008) P10008"
+    elif key in _YEAR_VOLUMES and volume and year and len(volume) == 4 and volume[:2] == str(year)[2:]:
+        volume = str(year)  # INSPIRE's "J.Stat.Mech.0810:P10008,2008": year and month
     if not volume or not page or not re.search(r"\d", volume) or not _WORD.search(journal):
         return None
+    if key == _letters_key() and page[:1] in "Ll":
+        journal = "Astrophys. J."  # ApJ Letters share ApJ's volumes, their pages "L12": "ApJ, 848, L12"
     if not resolved and year is None and _YEAR_FORM.fullmatch(volume):
         return None  # "Smith, J. 2011, , 528, A139", "Springer, Cham, 2018, pp. 103": no journal
     canon_volume = canonical_number(volume)
@@ -253,6 +281,8 @@ def _publication(
             year = full
         elif len(digits) <= 2 and year is not None:
             month = int(digits)
+        elif year is not None and int(digits) == year and issue is not None and issue.isdigit():
+            month = int(issue)  # Springer's "J. High Energ. Phys. 2011(5), 9": the issue is the month
         else:
             return None
         if not 1 <= month <= 12:
@@ -286,7 +316,7 @@ def _candidates(text: str):
         if p and text[p - 1] == "(":
             # "Eur. Phys. J. C (2017) 77:856": a year in parentheses right after the journal
             ym = _YEAR_PAREN.match(text, p - 1)
-            if ym is None or not re.match(r"\s*,?\s*(?:[Vv]ol\.?\s*)?\d", text[ym.end() :]):
+            if ym is None or not re.match(r"\s*,?\s*(?:[Vv]ol\.?\s*)?[A-Z]?\d", text[ym.end() :]):
                 continue
             p -= 1
         elif p and (text[p - 1].isdigit() or text[p - 1] in "/-"):
