@@ -1,0 +1,218 @@
+"""Environments that leave the body text: figures, tables, algorithms and display equations
+(kept as ``ref_entries``), the abstract and acknowledgments (read apart), and blocks that are
+no text (bibliographies, pictures, listings); the paper's own environments that wrap a table,
+a figure or an equation are found from their definitions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpus.parse.document import RefEntry
+from corpus.parse.latex_labels import Target
+from corpus.parse.latex_spans import GAP
+from corpus.parse.latex_text import LatexError, _match_brace, _read_group, _read_optional
+
+_ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
+FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
+TABLE_ENVS = frozenset(
+    "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
+)
+MATH_ENVS = frozenset(
+    """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
+    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
+    "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+_UNNUMBERED_MATH = frozenset(
+    "displaymath math dmath* array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+_DROP_ENVS = frozenset(
+    """thebibliography references tikzpicture picture algorithmic
+    keywords keyword highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
+)
+_ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
+FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm")
+ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
+DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
+LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
+_CAPTION_RE = re.compile(r"\\(?:caption(?:of\s*\{[^{}]*\})?|tablecaption)\*?(?![A-Za-z])")
+
+
+@dataclass
+class Region:
+    start: int
+    end: int
+    name: str
+    content: str
+
+
+def environments(body: str, user: dict[str, str] | None = None) -> list[Region]:
+    """Top-level regions of environments that leave the body text, in order (``user``: the
+    paper's own environments that are figures, tables or equations)."""
+    user = user or {}
+    regions: list[Region] = []
+    stack: list[str] = []
+    active: tuple[int, int, str, int] | None = None  # (stack index, start, name, content start)
+    for m in _ENV_RE.finditer(body):
+        kind, name = m.group(1), m.group(2).strip()
+        if kind == "begin":
+            stack.append(name)
+            if active is None and (
+                name in FIGURE_ENVS
+                or name in TABLE_ENVS
+                or name in MATH_ENVS
+                or name in _DROP_ENVS
+                or name in _ALGORITHM_ENVS
+                or name in ACK_ENVS
+                or name in user
+                or name == "abstract"
+            ):
+                active = (len(stack) - 1, m.start(), name, m.end())
+            continue
+        if name not in stack:
+            continue  # a stray \end: LaTeX would stop; we ignore it
+        idx = len(stack) - 1 - stack[::-1].index(name)
+        del stack[idx:]
+        if active is not None and idx <= active[0]:
+            regions.append(Region(active[1], m.end(), active[2], body[active[3] : m.start()]))
+            active = None
+    if active is not None:
+        line = body.count("\n", 0, active[1]) + 1
+        raise LatexError(
+            "unbalanced_environment", f"\\begin{{{active[2]}}} (body line {line}) is never closed"
+        )
+    return regions
+
+
+_NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
+_BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
+_COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
+_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | ACK_ENVS
+
+
+def user_environments(definitions: str, body: str) -> dict[str, str]:
+    """The paper's own environments that hold a figure, a table or an equation: those its
+    ``\\newenvironment`` opens with one, and unknown ones that take a column spec and hold
+    ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
+    out: dict[str, str] = {}
+    for m in _NEWENV_RE.finditer(definitions):
+        _, i = _read_optional(definitions, m.end())
+        _, i = _read_optional(definitions, i)
+        try:
+            begin, _ = _read_group(definitions, i)
+        except LatexError:
+            continue
+        for inner in re.findall(r"\\begin\s*\{([^{}]+)\}", begin or ""):
+            inner = inner.strip()
+            kind = (
+                "figure" if inner in FIGURE_ENVS else "table" if inner in TABLE_ENVS
+                else "equation" if inner in MATH_ENVS else None
+            )  # fmt: skip
+            if kind:
+                out.setdefault(m.group(1), kind)
+                break
+    tried: dict[str, int] = {}  # a few occurrences of a few names: linear on any text
+    for m in _BEGIN_ARG_RE.finditer(body):
+        name = m.group(1).strip()
+        if name in out or name in _KNOWN_ENVS or tried.get(name, 0) >= 3 or len(tried) > 50:
+            continue
+        tried[name] = tried.get(name, 0) + 1
+        end = _match_brace(body, m.end() - 1)
+        spec = re.sub(r"\{[^{}]*\}", "", body[m.end() : end - 1]) if end > 0 else ""
+        close = body.find("\\end{" + name + "}", m.end())
+        if _COLUMN_SPEC.fullmatch(spec) and close > 0 and "&" in body[m.end() : close]:
+            out[name] = "table"
+    return out
+
+
+def caption(content: str) -> str:
+    """The LaTeX of an environment's (last) caption, labels removed."""
+    caps = list(_CAPTION_RE.finditer(content))
+    if not caps:
+        return ""
+    m = caps[-1]
+    _, i = _read_optional(content, m.end())
+    try:
+        cap, _ = _read_group(content, i)
+    except LatexError:
+        return ""
+    return LABEL_RE.sub("", cap or "")
+
+
+def equation_count(name: str, content: str) -> int:
+    """How many numbers a display environment takes (each unnumbered line of an align aside)."""
+    if name.endswith("*") or name in _UNNUMBERED_MATH:
+        return 0
+    if name in ("equation", "dmath", "multline"):
+        return 0 if re.search(r"\\no(?:number|tag)", content) else 1
+    lines = [seg for seg in re.split(r"\\\\", content) if seg.strip()]
+    return sum(1 for seg in lines if not re.search(r"\\no(?:number|tag)", seg)) or 1
+
+
+@dataclass
+class TakenOut:
+    """What :func:`take_out` found: the body left, and the pieces read apart from it."""
+
+    body: str
+    abstracts: list[str]  # abstract environments' LaTeX
+    acknowledgments: list[str]
+    captions: list[tuple[str, str]]  # (ref_id, caption LaTeX), converted once every label is known
+
+
+def take_out(
+    body: str, user_envs: dict[str, str], ref_entries: dict[str, RefEntry], labels: dict[str, Target]
+) -> TakenOut:
+    """Cut the environments that leave the body: floats and display equations become ref
+    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
+    them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
+    counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0}
+    found = TakenOut("", [], [], [])
+    out, pos = [], 0
+    for reg in environments(body, user_envs):
+        out.append(body[pos : reg.start])
+        pos = reg.end
+        name = reg.name
+        if name == "abstract":
+            found.abstracts.append(reg.content)
+            continue
+        if name in ACK_ENVS:
+            found.acknowledgments.append(reg.content)
+            continue
+        found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
+        if name in MATH_ENVS or user_envs.get(name) == "equation":
+            out.append(GAP)  # not whitespace: a display equation must not become a blank line
+            n = equation_count(name, reg.content)
+            ref_id = f"EQREF{len([k for k in ref_entries if k.startswith('EQREF')])}"
+            first = counts["equation"] + 1
+            counts["equation"] += n
+            ref_entries[ref_id] = RefEntry(
+                text="", latex=reg.content.strip(), type="equation", num=str(first) if n else None
+            )
+            for k, lab in enumerate(found_labels):
+                labels[lab] = Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
+            continue
+        kind = (
+            FLOAT_KIND.get(name)
+            or user_envs.get(name)
+            or ("figure" if name in FIGURE_ENVS else "table" if name in TABLE_ENVS else None)
+        )
+        if kind is None:
+            continue
+        cap = caption(reg.content)
+        if not cap.strip() and not found_labels and name.startswith("tabular"):
+            continue
+        counts[kind] += 1
+        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF"}[kind]
+        ref_id = f"{prefix}{counts[kind] - 1}"
+        found.captions.append((ref_id, cap))
+        ref_entries[ref_id] = RefEntry(
+            latex=reg.content.strip() if kind != "figure" else None,
+            type=kind if kind != "algorithm" else "other",  # type: ignore[arg-type]
+            num=str(counts[kind]),
+        )
+        for lab in found_labels:
+            labels[lab] = Target(ref_id, str(counts[kind]), kind)
+    out.append(body[pos:])
+    found.body = "".join(out)
+    return found

@@ -1,0 +1,96 @@
+"""The body split at its headings, numbered as LaTeX numbers them (appendices lettered), nested
+titles joined with ``::`` (S2ORC's convention), each heading a ``SECREFn`` ref entry."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpus.parse.document import RefEntry
+from corpus.parse.latex_environments import LABEL_RE
+from corpus.parse.latex_labels import Heading, Target
+from corpus.parse.latex_text import LatexError, _plain, _read_group, _read_optional
+
+HEADING_RE = re.compile(
+    r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(?![A-Za-z])(\*?)"
+    r"|\\(appendix)(?![A-Za-z])|\\begin\s*\{(appendix|appendices)\}"
+)
+_LEVELS = {
+    "part": -1,
+    "chapter": 0,
+    "section": 1,
+    "subsection": 2,
+    "subsubsection": 3,
+    "paragraph": 4,
+    "subparagraph": 5,
+}
+_ACK_TITLE = re.compile(r"acknowledge?ments?|acknowledgment", re.I)
+
+
+@dataclass
+class Segment:
+    """The body between two headings."""
+
+    path: str  # section titles, outermost first, joined with "::"
+    num: str | None
+    latex: str
+    back_matter: bool  # under an acknowledgments heading
+
+
+def split_sections(
+    body: str, ref_entries: dict[str, RefEntry], labels: dict[str, Target]
+) -> tuple[list[Segment], list[Heading]]:
+    """The body's segments and its headings; each heading is added to ``ref_entries`` and a
+    label in a heading's title to ``labels``."""
+    segments: list[Segment] = []
+    stack: list[tuple[int, str]] = []
+    numbers = [0] * 7
+    appendix = False
+    ack = False
+    pos, path, num = 0, "", None
+    secref = 0
+    headings: list[Heading] = []
+    for m in HEADING_RE.finditer(body):
+        if m.start() < pos:
+            continue
+        segments.append(Segment(path, num, body[pos : m.start()], ack))
+        if m.group(3) or m.group(4):
+            appendix = True
+            numbers[1:] = [0] * 6
+            pos = m.end()
+            continue
+        cmd, star = m.group(1), m.group(2)
+        _, i = _read_optional(body, m.end())
+        try:
+            title_latex, i = _read_group(body, i)
+        except LatexError:
+            title_latex, i = None, i
+        pos = i
+        title_labels = LABEL_RE.findall(title_latex or "")
+        title = _plain(LABEL_RE.sub("", title_latex or ""))
+        level = _LEVELS[cmd]
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        path = "::".join(t for _, t in stack if t)
+        num = None
+        if not star and 0 <= level <= 3:
+            numbers[level] += 1
+            numbers[level + 1 :] = [0] * (6 - level)
+            first = chr(ord("A") + numbers[1] - 1) if appendix and numbers[1] else str(numbers[1])
+            num = (
+                ".".join([first] + [str(n) for n in numbers[2 : level + 1]])
+                if level >= 1
+                else str(numbers[0])
+            )
+        if level <= 1:
+            ack = bool(_ACK_TITLE.search(title))
+        ref_id = f"SECREF{secref}"
+        secref += 1
+        ref_entries[ref_id] = RefEntry(text=title, type="other", num=num)
+        target = Target(ref_id, num or title, "section")
+        headings.append(Heading(m.start(), level, target, num))
+        for lab in title_labels:  # \section{\label{sec:x}Title}
+            labels.setdefault(lab.strip(), target)
+    segments.append(Segment(path, num, body[pos:], ack))
+    return segments, headings
