@@ -15,6 +15,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
 from corpus.ingest.eprint import EprintError
+from corpus.parse.latex_math import has_style, style_math
 
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
 
@@ -397,6 +398,8 @@ def _to_text(chunk: str) -> str:
         chunk = _HREF_RE.sub("", chunk)
         chunk = _URL_RE.sub(r"\1", chunk)
         chunk = _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(1)] if m.group(1) else " ", chunk)
+        if has_style(chunk):  # \hat{d}, \mathcal{L}: marks and letters of their own
+            chunk = style_math(chunk, _to_text)
     if "$" in chunk or "\\(" in chunk:
         chunk = _MATH_RE.sub(_math, chunk)
     if "\\" in chunk:
