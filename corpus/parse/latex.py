@@ -34,11 +34,12 @@ from corpus.ingest.eprint import EprintError, Failure, LatexSource, UnpackLimits
 from corpus.parse.document import StructuredDoc
 from corpus.parse.latex_bib import parse_bib_file, parse_bibliography
 from corpus.parse.latex_bibliography import bibliography
+from corpus.parse.latex_braces import read_group
 from corpus.parse.latex_cites import DEFCITEALIAS_RE
 from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex_front import body_start, title
 from corpus.parse.latex_labels import assign_labels, theorems
-from corpus.parse.latex_macros import clean, collect_macros, expand_macros, first_argument
+from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex_recovery import balance_braces
 from corpus.parse.latex_sections import split_sections
@@ -47,7 +48,6 @@ from corpus.parse.latex_style import cite_mode
 from corpus.parse.latex_text import (
     _plain,
     _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
-    _read_group,
     latex_to_text,
 )
 
@@ -80,7 +80,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
             for key, mac in collect_macros(clean(package))[0].items():
                 if key not in INTERPRETED:
                     macros.setdefault(key, mac)
-    text = expand_macros(text, macros)
+    text = conditionals(expand_macros(text, macros))
     text = first_argument(text, "texorpdfstring")
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
@@ -124,7 +124,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         m = re.search(r"\\abstract\s*\{", preamble + body)
         if m:
             try:
-                chunk, _ = _read_group(preamble + body, m.end() - 1)
+                chunk, _ = read_group(preamble + body, m.end() - 1)
                 doc.abstract.extend(paragraphs(chunk or "", ctx, "Abstract", None))
             except LatexError:
                 pass

@@ -14,17 +14,8 @@ from dataclasses import dataclass
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.ingest.eprint import strip_comments
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex_text import (
-    _HREF_RE,
-    _URL_RE,
-    _WS,
-    LatexError,
-    _match_brace,
-    _plain,
-    _read_group,
-    _read_optional,
-    brace_excess,
-)
+from corpus.parse.latex_braces import WS, LatexError, brace_excess, match_brace, read_group, read_optional
+from corpus.parse.latex_text import _HREF_RE, _URL_RE, _plain
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
 _BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
@@ -94,7 +85,7 @@ def _initials_names(text: str) -> list[Author] | None:
         first = (
             (nm["bfirst"] or nm["afirst"]).replace(" ", "").replace(".", ". ").replace(". -", ".-").split()
         )
-        last = _WS.sub(" ", nm["blast"] or nm["alast"]).strip()
+        last = WS.sub(" ", nm["blast"] or nm["alast"]).strip()
         out.append(Author(first=first[0] if first else "", middle=first[1:], last=last))
     return out
 
@@ -153,7 +144,7 @@ def _first_italic(latex: str) -> tuple[str, int, int] | None:
     if not m:
         return None
     start = m.start() if m.group().startswith("{") else m.end() - 1
-    end = _match_brace(latex, start)
+    end = match_brace(latex, start)
     if end < 0:
         return None
     inner = latex[start + 1 : end - 1]
@@ -377,12 +368,12 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
     with "makebst"), and ACM's ``\\showarticletitle{...}``."""
     fields: dict[str, list[str]] = {}
     for m in _BIBINFO_RE.finditer(body):
-        end = _match_brace(body, m.end() - 1)
+        end = match_brace(body, m.end() - 1)
         if end > 0:
             name = m.group(2).lower() if m.group(1) == "info" else "@" + m.group(2).lower()
             fields.setdefault(name, []).append(body[m.end() : end - 1])
     for m in re.finditer(r"\\showarticletitle\s*\{", body):
-        end = _match_brace(body, m.end() - 1)
+        end = match_brace(body, m.end() - 1)
         if end > 0:
             fields.setdefault("articletitle", []).append(body[m.end() : end - 1])
 
@@ -434,10 +425,10 @@ def _bbl_person(latex: str) -> Author | None:
     ``Sendner, C.`` or ``Mart{\\'\\i}n Abadi``; None for "et al." and the like."""
     m = re.search(r"\\bibnamefont\s*\{", latex)
     if m:
-        end = _match_brace(latex, m.end() - 1)
+        end = match_brace(latex, m.end() - 1)
         last = _plain(latex[m.end() : end - 1]) if end > 0 else ""
         fm = re.search(r"\\bibfnamefont\s*\{", latex)
-        fend = _match_brace(latex, fm.end() - 1) if fm else -1
+        fend = match_brace(latex, fm.end() - 1) if fm else -1
         first = _plain(latex[fm.end() : fend - 1]).split() if fm and fend > 0 else []
         return Author(first=first[0] if first else "", middle=first[1:], last=last) if last else None
     name = _plain(_clean_bbl(latex)).strip(" ,;")
@@ -461,7 +452,7 @@ def _label(label: str) -> tuple[str, str, str]:
         args: list[str] = []
         i = m.end()
         while len(args) < 3:
-            group, j = _read_group(label, i)
+            group, j = read_group(label, i)
             if group is None:
                 break
             args.append(group)
@@ -486,9 +477,9 @@ def _bibitems(text: str) -> list[_Item]:
     items: list[_Item] = []
     starts = list(_BIBITEM_RE.finditer(text))
     for n, m in enumerate(starts):
-        label, i = _read_optional(text, m.end())
+        label, i = read_optional(text, m.end())
         try:
-            key, i = _read_group(text, i)
+            key, i = read_group(text, i)
         except LatexError:
             key = None
         if key is None:
@@ -531,7 +522,7 @@ def _entry_end(text: str, m: re.Match) -> tuple[int, bool]:
     """End of the entry whose ``@type{`` is ``m`` and whether it closed: its closing brace, or
     the next entry's start."""
     if m.group(2) == "{":
-        end = _match_brace(text, m.end() - 1)
+        end = match_brace(text, m.end() - 1)
     else:
         close = text.find(")", m.end())
         end = close + 1 if close >= 0 else -1
@@ -636,7 +627,7 @@ def _bib_authors(value: str) -> list[Author]:
     from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
 
     out = []
-    for name in split_multiple_persons_names(_WS.sub(" ", value).strip()):
+    for name in split_multiple_persons_names(WS.sub(" ", value).strip()):
         if not name or name.lower() == "others":
             continue
         try:
@@ -723,7 +714,7 @@ def _biblatex_items(text: str) -> list[_Item]:
     for m in _BLX_ENTRY_RE.finditer(text):
         body, fields = m.group(3), {}
         for fm in _BLX_FIELD_RE.finditer(body):
-            end = _match_brace(body, fm.end() - 1)
+            end = match_brace(body, fm.end() - 1)
             if end > 0:
                 fields[fm.group(1).lower()] = body[fm.end() : end - 1]
         for vm in _BLX_VERB_RE.finditer(body):
@@ -751,7 +742,7 @@ def _groups(text: str) -> list[str]:
     """The top-level ``{...}`` groups of ``text``, in order (what lies between them skipped)."""
     out, i = [], 0
     while (j := text.find("{", i)) >= 0:
-        end = _match_brace(text, j)
+        end = match_brace(text, j)
         if end < 0:
             break
         out.append(text[j + 1 : end - 1])
@@ -766,7 +757,7 @@ def _blx_names(body: str, role: str) -> list[str]:
     for m in _BLX_NAME_RE.finditer(body):
         if m.group(1) != role:
             continue
-        end = _match_brace(body, m.end() - 1)
+        end = match_brace(body, m.end() - 1)
         names = []
         for person in _groups(body[m.end() : end - 1] if end > 0 else ""):
             parts = _groups(person)

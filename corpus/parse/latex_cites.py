@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from corpus.parse.latex_braces import read_group, read_optional
 from corpus.parse.latex_spans import Builder, Context
 from corpus.parse.latex_style import CiteForm
-from corpus.parse.latex_text import _plain, _read_group, _read_optional
+from corpus.parse.latex_text import _plain
 
 CITE_CMDS = frozenset(
     """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp
@@ -34,11 +35,11 @@ def cite_keys(s: str, i: int, multi: bool) -> tuple[list[CiteGroup], int]:
     """The argument groups of a cite command starting at ``s[i]`` (several for ``\\cites``)."""
     groups = []
     while True:
-        pre, j = _read_optional(s, i)
-        post, j = _read_optional(s, j)
+        pre, j = read_optional(s, i)
+        post, j = read_optional(s, j)
         if post is None:
             pre, post = None, pre
-        keys, j2 = _read_group(s, j)
+        keys, j2 = read_group(s, j)
         if keys is None:
             break
         groups.append((pre, post, [k.strip() for k in keys.split(",") if k.strip()]))

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass
 
 from corpus.parse.document import RefEntry
+from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex_labels import Target
 from corpus.parse.latex_spans import GAP
-from corpus.parse.latex_text import LatexError, _match_brace, _read_group, _read_optional
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
@@ -97,10 +97,10 @@ def user_environments(definitions: str, body: str) -> dict[str, str]:
     ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
     out: dict[str, str] = {}
     for m in _NEWENV_RE.finditer(definitions):
-        _, i = _read_optional(definitions, m.end())
-        _, i = _read_optional(definitions, i)
+        _, i = read_optional(definitions, m.end())
+        _, i = read_optional(definitions, i)
         try:
-            begin, _ = _read_group(definitions, i)
+            begin, _ = read_group(definitions, i)
         except LatexError:
             continue
         for inner in re.findall(r"\\begin\s*\{([^{}]+)\}", begin or ""):
@@ -118,7 +118,7 @@ def user_environments(definitions: str, body: str) -> dict[str, str]:
         if name in out or name in _KNOWN_ENVS or tried.get(name, 0) >= 3 or len(tried) > 50:
             continue
         tried[name] = tried.get(name, 0) + 1
-        end = _match_brace(body, m.end() - 1)
+        end = match_brace(body, m.end() - 1)
         spec = re.sub(r"\{[^{}]*\}", "", body[m.end() : end - 1]) if end > 0 else ""
         close = body.find("\\end{" + name + "}", m.end())
         if _COLUMN_SPEC.fullmatch(spec) and close > 0 and "&" in body[m.end() : close]:
@@ -132,9 +132,9 @@ def caption(content: str) -> str:
     if not caps:
         return ""
     m = caps[-1]
-    _, i = _read_optional(content, m.end())
+    _, i = read_optional(content, m.end())
     try:
-        cap, _ = _read_group(content, i)
+        cap, _ = read_group(content, i)
     except LatexError:
         return ""
     return LABEL_RE.sub("", cap or "")

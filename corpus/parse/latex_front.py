@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
+from corpus.parse.latex_braces import LatexError, read_group, read_optional
 from corpus.parse.latex_sections import HEADING_RE
-from corpus.parse.latex_text import LatexError, _plain, _read_group, _read_optional
+from corpus.parse.latex_text import _plain
 
 _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
 
@@ -17,7 +18,7 @@ def title(text: str) -> str:
     if not m:
         return ""
     try:
-        raw, _ = _read_group(text, m.end() - 1)
+        raw, _ = read_group(text, m.end() - 1)
     except LatexError:
         return ""
     raw = re.sub(r"\\\\", " ", raw or "")
@@ -25,9 +26,9 @@ def title(text: str) -> str:
     for n in re.finditer(r"\\(?:thanks|footnote|tnoteref|fnref|titlenote)(?![A-Za-z])", raw):
         if n.start() < pos:
             continue
-        _, i = _read_optional(raw, n.end())
+        _, i = read_optional(raw, n.end())
         try:
-            note, end = _read_group(raw, i)
+            note, end = read_group(raw, i)
         except LatexError:
             note, end = None, i
         out.append(raw[pos : n.start()])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.parse.latex_text import LatexError, _read_arg, _read_group, _read_optional
+from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional
 
 _VERBATIM_RE = re.compile(
     r"\\begin\s*\{(verbatim\*?|comment|lstlisting|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",
@@ -38,8 +38,8 @@ def first_argument(text: str, name: str) -> str:
         if m.start() < pos:
             continue
         try:
-            first, i = _read_group(text, m.end())
-            second, j = _read_group(text, i)
+            first, i = read_group(text, m.end())
+            second, j = read_group(text, i)
         except LatexError:
             continue
         if first is None or second is None:
@@ -95,15 +95,15 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
                 if j < 0 or len(params) > 40 or not re.fullmatch(r"(?:#\d)*", params.strip()):
                     continue  # delimited parameters: not a simple macro
                 nargs = len(re.findall(r"#\d", params))
-                body, end = _read_group(text, j)
+                body, end = read_group(text, j)
             else:
-                n, i = _read_optional(text, i)
+                n, i = read_optional(text, i)
                 if n is not None:
                     if not n.strip().isdigit():
                         continue
                     nargs = int(n.strip())
-                    default, i = _read_optional(text, i)
-                body, end = _read_group(text, i)
+                    default, i = read_optional(text, i)
+                body, end = read_group(text, i)
         except LatexError:
             continue
         if body is None:
@@ -153,10 +153,10 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
             args: list[str] = []
             try:
                 if mac.default is not None:
-                    opt, end = _read_optional(text, end)
+                    opt, end = read_optional(text, end)
                     args.append(mac.default if opt is None else opt)
                 while len(args) < mac.nargs:
-                    arg, end = _read_arg(text, end)
+                    arg, end = read_arg(text, end)
                     args.append(arg)
             except LatexError:
                 continue
@@ -174,3 +174,136 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
         if len(text) > limit:
             raise LatexError("macro_blowup", f"macro expansion grew the text past {limit} characters")
     return text
+
+
+# ----------------------------------------------------------------------------- conditionals
+
+_COND_EVENT_RE = re.compile(
+    r"\\(?P<cmd>newboolean|provideboolean|setboolean|newtoggle|providetoggle|toggletrue|togglefalse"
+    r"|settoggle|ifthenelse|iftoggle)(?![A-Za-z@])"
+    r"|\\newif\s*\\if(?P<newif>[A-Za-z@]+)"
+    r"|\\(?P<switch>[A-Za-z@]+?)(?P<value>true|false)(?![A-Za-z@])"
+    r"|\\if(?P<test>[A-Za-z@]+)(?![A-Za-z@])"
+)
+_TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
+_NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff", "ifmmode@"})
+_BOOL_TEST_RE = re.compile(r"\\(NOT|AND|OR|boolean|equal)(?![A-Za-z])")
+
+
+def conditionals(text: str) -> str:
+    """The branch LaTeX takes of each conditional it can decide, in document order:
+    ``\\ifthenelse`` on ifthen booleans (false until ``\\setboolean``) and ``\\equal``,
+    etoolbox's ``\\iftoggle``, and ``\\ifX ... \\else ... \\fi`` for switches declared by
+    ``\\newif`` (false until ``\\Xtrue``) and ``\\iftrue``. Others are left as they are."""
+    if "\\if" not in text and "boolean" not in text and "toggle" not in text:
+        return text
+    flags: dict[str, bool] = {"true": True}  # \iftrue
+    switches: set[str] = {"true"}
+    out: list[str] = []
+    pos = 0
+    for _ in range(100_000):  # each step consumes text: bounded
+        m = _COND_EVENT_RE.search(text, pos)
+        if m is None:
+            break
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if m["newif"]:
+            switches.add(m["newif"])
+            flags[m["newif"]] = False
+            out.append("{}")  # no text, but the line it was on is no blank line
+            continue
+        if m["switch"]:
+            if m["switch"] in switches:
+                flags[m["switch"]] = m["value"] == "true"
+                out.append("{}")
+            else:
+                out.append(m.group())
+            continue
+        if m["test"]:
+            name = m["test"]
+            if name not in switches or "if" + name in _NOT_CONDITIONALS:
+                out.append(m.group())
+                continue
+            then, other, end = _tex_branches(text, pos)
+            if end < 0:
+                out.append(m.group())
+                continue
+            text = text[:pos] + (then if flags.get(name) else other) + text[end:]
+            continue
+        cmd = m["cmd"]
+        try:
+            if cmd in ("newboolean", "provideboolean", "newtoggle", "providetoggle"):
+                name, pos = read_arg(text, pos)
+                flags.setdefault("b:" + name.strip(), False)
+                out.append("{}")
+            elif cmd in ("setboolean", "settoggle"):
+                name, pos = read_arg(text, pos)
+                value, pos = read_arg(text, pos)
+                flags["b:" + name.strip()] = value.strip().lower() == "true"
+                out.append("{}")
+            elif cmd in ("toggletrue", "togglefalse"):
+                name, pos = read_arg(text, pos)
+                flags["b:" + name.strip()] = cmd == "toggletrue"
+                out.append("{}")
+            else:  # \ifthenelse{test}{then}{else}, \iftoggle{name}{then}{else}
+                test, i = read_arg(text, pos)
+                then, i = read_arg(text, i)
+                other, i = read_arg(text, i)
+                holds = flags.get("b:" + test.strip(), False) if cmd == "iftoggle" else _holds(test, flags)
+                text = text[:pos] + (then if holds else other) + text[i:]
+        except LatexError:
+            out.append(m.group())
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _tex_branches(text: str, i: int) -> tuple[str, str, int]:
+    """The two branches of a TeX conditional whose test ends at ``text[i]``, and the end of its
+    ``\\fi`` (-1 when it never closes); inner conditionals nest."""
+    depth, else_at, else_end = 0, -1, -1
+    for m in _TEX_COND_RE.finditer(text, i):
+        word = m.group(1)
+        if word.startswith("if") and word not in _NOT_CONDITIONALS:
+            depth += 1
+        elif word == "fi":
+            if depth == 0:
+                if else_at < 0:
+                    return text[i : m.start()], "", m.end()
+                return text[i:else_at], text[else_end : m.start()], m.end()
+            depth -= 1
+        elif word == "else" and depth == 0 and else_at < 0:
+            else_at, else_end = m.start(), m.end()
+    return "", "", -1
+
+
+def _holds(test: str, flags: dict[str, bool]) -> bool:
+    """An ifthen test: ``\\boolean{x}``, ``\\equal{a}{b}``, with ``\\NOT``, ``\\AND``, ``\\OR``
+    (left to right); what it cannot decide is false."""
+    value: bool | None = None
+    negate, join = False, ""
+    pos = 0
+    for m in _BOOL_TEST_RE.finditer(test):
+        if m.start() < pos:
+            continue
+        word = m.group(1)
+        pos = m.end()
+        if word == "NOT":
+            negate = not negate
+            continue
+        if word in ("AND", "OR"):
+            join = word
+            continue
+        try:
+            if word == "boolean":
+                name, pos = read_arg(test, pos)
+                result = flags.get("b:" + name.strip(), False)
+            else:
+                a, pos = read_arg(test, pos)
+                b, pos = read_arg(test, pos)
+                result = a.strip() == b.strip()
+        except LatexError:
+            return False
+        result = result != negate
+        negate = False
+        value = result if value is None else (value and result if join == "AND" else value or result)
+    return bool(value)

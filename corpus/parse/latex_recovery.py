@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_text import _BRACE_TOKEN, LatexError, brace_excess
+from corpus.parse.latex_braces import BRACE_TOKEN, LatexError, brace_excess
 
 _PARAGRAPH_END_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(begin|end)\s*\{|\\[\s\S]|[{}]")
 _MAX_BRACE_REPAIRS = 200  # beyond this the text is not a paper TeX would typeset: fail it
@@ -23,7 +23,7 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
         return text
     opened: list[int] = []
     edits: list[tuple[int, str, int]] = []  # (position, what replaces the character there, source)
-    for m in _BRACE_TOKEN.finditer(text):
+    for m in BRACE_TOKEN.finditer(text):
         c = m.group()
         if c == "{":
             opened.append(m.start())

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 
 from corpus.parse.document import RefEntry
+from corpus.parse.latex_braces import LatexError, read_group, read_optional
 from corpus.parse.latex_environments import LABEL_RE
 from corpus.parse.latex_labels import Heading, Target
-from corpus.parse.latex_text import LatexError, _plain, _read_group, _read_optional
+from corpus.parse.latex_text import _plain
 
 HEADING_RE = re.compile(
     r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(?![A-Za-z])(\*?)"
@@ -60,9 +61,9 @@ def split_sections(
             pos = m.end()
             continue
         cmd, star = m.group(1), m.group(2)
-        _, i = _read_optional(body, m.end())
+        _, i = read_optional(body, m.end())
         try:
-            title_latex, i = _read_group(body, i)
+            title_latex, i = read_group(body, i)
         except LatexError:
             title_latex, i = None, i
         pos = i

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from corpus.parse.document import Paragraph, Span
 from corpus.parse.latex_bib import _Item
+from corpus.parse.latex_braces import WS
 from corpus.parse.latex_labels import Target
 from corpus.parse.latex_style import CiteForm
-from corpus.parse.latex_text import _WS
 
 GAP = "\ue020"  # where a display equation was: a space, never a paragraph break
 
@@ -36,7 +36,7 @@ class Builder:
         self.refs: list[Span] = []
 
     def add(self, text: str) -> None:
-        text = _WS.sub(" ", text.replace(GAP, " "))
+        text = WS.sub(" ", text.replace(GAP, " "))
         if not text:
             return
         if text[0] == " " and (not self.size or self.last == " "):

@@ -14,90 +14,9 @@ import re
 from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
-from corpus.ingest.eprint import EprintError
+from corpus.parse.latex_braces import WS, LatexError, read_group, read_optional
+from corpus.parse.latex_commands import strip_arguments
 from corpus.parse.latex_math import has_style, style_math
-
-LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
-
-# ----------------------------------------------------------------------------- braces
-
-_BRACE_TOKEN = re.compile(r"\\[\s\S]|[{}]")
-_WS = re.compile(r"\s+")
-
-
-def brace_excess(text: str) -> int:
-    """``{`` minus ``}`` in ``text``, escaped ones (``\\{``, ``\\}``) and ``\\\\`` aside: 0 when
-    they pair up by count (one pass of C-level counting, no scan)."""
-    bare = text.replace("\\\\", "").replace("\\{", "").replace("\\}", "")
-    return bare.count("{") - bare.count("}")
-
-
-def _match_brace(s: str, i: int) -> int:
-    """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
-    depth = 0
-    for m in _BRACE_TOKEN.finditer(s, i):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return -1
-
-
-def _skip_ws(s: str, i: int) -> int:
-    n = len(s)
-    while i < n and s[i] in " \t\n\r":
-        i += 1
-    return i
-
-
-def _read_group(s: str, i: int) -> tuple[str | None, int]:
-    """A ``{...}`` group (content, end) at ``i`` after spaces, else (None, i)."""
-    j = _skip_ws(s, i)
-    if j < len(s) and s[j] == "{":
-        end = _match_brace(s, j)
-        if end < 0:
-            raise LatexError("unbalanced_braces", f"unclosed argument near: {s[j : j + 60]!r}")
-        return s[j + 1 : end - 1], end
-    return None, i
-
-
-def _read_optional(s: str, i: int) -> tuple[str | None, int]:
-    """A ``[...]`` optional argument (braces inside respected), else (None, i)."""
-    j = _skip_ws(s, i)
-    if j >= len(s) or s[j] != "[":
-        return None, i
-    depth, k = 0, j + 1
-    while k < len(s):
-        c = s[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "]" and depth <= 0:
-            return s[j + 1 : k], k + 1
-        k += 1
-    return None, i
-
-
-def _read_arg(s: str, i: int) -> tuple[str, int]:
-    """A mandatory macro argument: a group, a control sequence or one character."""
-    group, end = _read_group(s, i)
-    if group is not None:
-        return group, end
-    j = _skip_ws(s, i)
-    if j >= len(s):
-        return "", j
-    if s[j] == "\\":
-        m = re.compile(r"\\(?:[A-Za-z@]+|.)").match(s, j)
-        return m.group(), m.end()
-    return s[j], j + 1
-
 
 # ----------------------------------------------------------------------------- text conversion
 
@@ -300,11 +219,11 @@ def _siunitx(chunk: str) -> str:
         if m.start() < pos:
             continue
         cmd = m.group(1)
-        _, i = _read_optional(chunk, m.end())
+        _, i = read_optional(chunk, m.end())
         args = []
         try:
             for _ in range(_SI_ARGS[cmd]):
-                arg, i = _read_group(chunk, i)
+                arg, i = read_group(chunk, i)
                 if arg is None:
                     break
                 args.append(arg)
@@ -376,10 +295,14 @@ def _math(m: re.Match) -> str:
     return _to_text(body.replace("$", ""))
 
 
-def latex_to_text(chunk: str) -> str:
-    """LaTeX snippet -> plain text: fast tables first, pylatexenc on what is left."""
+def latex_to_text(chunk: str, stripped: bool = False) -> str:
+    """LaTeX snippet -> plain text: arguments that are no text dropped
+    (:func:`~corpus.parse.latex_commands.strip_arguments`; ``stripped``: already done, as for
+    the pieces of a paragraph), fast tables first, pylatexenc on what is left."""
     if not _SPECIAL.search(chunk):
         return chunk
+    if not stripped and "\\" in chunk:
+        chunk = strip_arguments(chunk)
     return _to_text(chunk).replace("\ue010", "{").replace("\ue011", "}")
 
 
@@ -412,4 +335,4 @@ def _to_text(chunk: str) -> str:
 
 
 def _plain(latex: str) -> str:
-    return _WS.sub(" ", latex_to_text(latex)).strip()
+    return WS.sub(" ", latex_to_text(latex)).strip()
