@@ -42,7 +42,7 @@ from corpus.parse.latex_labels import assign_labels, theorems
 from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex_recovery import balance_braces
-from corpus.parse.latex_sections import split_sections
+from corpus.parse.latex_sections import split_sections, with_heads
 from corpus.parse.latex_spans import Context
 from corpus.parse.latex_style import cite_mode
 from corpus.parse.latex_text import (
@@ -116,7 +116,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     abstract_latex += taken.abstracts
     body = body_start(taken.body)
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
-    assign_labels(body, headings, theorems(definitions), ctx.labels)
+    heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
 
     for chunk in abstract_latex:
         doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
@@ -129,7 +129,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
             except LatexError:
                 pass
     for seg in segments:
-        paras = paragraphs(seg.latex, ctx, seg.path, seg.num)
+        paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num)
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)
     for chunk in taken.acknowledgments:
         doc.back_matter.extend(paragraphs(chunk, ctx, "Acknowledgments", None))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from corpus.parse.document import RefEntry
 from corpus.parse.latex_braces import LatexError, read_group, read_optional
 from corpus.parse.latex_environments import LABEL_RE
-from corpus.parse.latex_labels import Heading, Target
+from corpus.parse.latex_labels import Heading, Target, TheoremHead
 from corpus.parse.latex_text import _plain
 
 HEADING_RE = re.compile(
@@ -34,6 +34,7 @@ class Segment:
 
     path: str  # section titles, outermost first, joined with "::"
     num: str | None
+    start: int  # where its LaTeX begins in the body
     latex: str
     back_matter: bool  # under an acknowledgments heading
 
@@ -54,7 +55,7 @@ def split_sections(
     for m in HEADING_RE.finditer(body):
         if m.start() < pos:
             continue
-        segments.append(Segment(path, num, body[pos : m.start()], ack))
+        segments.append(Segment(path, num, pos, body[pos : m.start()], ack))
         if m.group(3) or m.group(4):
             appendix = True
             numbers[1:] = [0] * 6
@@ -93,5 +94,21 @@ def split_sections(
         headings.append(Heading(m.start(), level, target, num))
         for lab in title_labels:  # \section{\label{sec:x}Title}
             labels.setdefault(lab.strip(), target)
-    segments.append(Segment(path, num, body[pos:], ack))
+    segments.append(Segment(path, num, pos, body[pos:], ack))
     return segments, headings
+
+
+def with_heads(segment: Segment, heads: list[TheoremHead]) -> str:
+    """The segment's LaTeX with each theorem-like environment's heading printed after its
+    ``\\begin`` (its optional note read into the heading)."""
+    lo, hi = segment.start, segment.start + len(segment.latex)
+    mine = [h for h in heads if lo <= h.start < hi]
+    if not mine:
+        return segment.latex
+    out, pos = [], lo
+    for h in mine:
+        out.append(segment.latex[pos - lo : h.start - lo])
+        out.append("\\begin{" + h.name + "}" + h.latex)
+        pos = h.end
+    out.append(segment.latex[pos - lo :])
+    return "".join(out)
