@@ -161,7 +161,7 @@ _BIB = (
         (
             "\\usepackage[numbers]{natbib}",
             "\\bibliographystyle{plainnat}\\bibliography{refs}",
-            "Known [1] and [1], [2], Lee [2].",
+            "Known [1] and [1, 2], Lee [2].",
         ),
         (
             "\\usepackage[backend=biber,style=authoryear-comp]{biblatex}\\addbibresource{refs.bib}",
@@ -178,7 +178,7 @@ _BIB = (
             "",
             "Known Smith et al., 2019 and (Smith et al., 2019; Lee, 2020), Lee (2020).",
         ),
-        ("\\usepackage[style=numeric-comp]{biblatex}", "", "Known [1] and [1], [2], Lee [2]."),
+        ("\\usepackage[style=numeric-comp]{biblatex}", "", "Known [1] and [1, 2], Lee [2]."),
     ],
 )
 def test_cite_style_as_the_paper_prints_it(tmp_path: Path, preamble, back, expected) -> None:
@@ -522,7 +522,7 @@ def test_acmart_author_year_cite_is_parenthetical(tmp_path: Path) -> None:
         "\\documentclass[sigconf]{acmart}\n\\begin{document}\n" + body + "\n\\end{document}\n"
     )
     numeric = parse_latex(_source(root), "acm")  # acmart's default is numeric
-    assert numeric.citation_style == "BRACKET" and numeric.body_text[0].text.startswith("quickly [1], [2];")
+    assert numeric.citation_style == "BRACKET" and numeric.body_text[0].text.startswith("quickly [1, 2];")
 
 
 def test_citetalias_and_citepalias_print_their_alias(shared_data) -> None:

@@ -48,6 +48,7 @@ _LNCS = r"""\documentclass{llncs}
 \begin{theorem}\label{t:main} Every magma is a magma.\end{theorem}
 \begin{lemma}[Morse \cite{morse}] A lemma with a cite in its note.\end{lemma}
 \begin{lemma}[{\cite{morse}}] A cite hidden in braces.\end{lemma}
+\begin{lemma}[\cite[Lemma~2]{morse}] A cite with a note of its own.\end{lemma}
 \begin{claim} An unnumbered claim.\end{claim}
 \begin{proof}[Proof of Theorem~\ref{t:main}] Obvious.\end{proof}
 \begin{thebibliography}{1}\bibitem{morse} M. Morse. Calculus of variations. 1939.\end{thebibliography}
@@ -61,7 +62,8 @@ def test_headings_numbers_notes_and_cites_in_notes() -> None:
         "Theorem 1. Every magma is a magma.",
         "Lemma 1 (Morse [1]). A lemma with a cite in its note.",
         "Lemma 2 ([1]). A cite hidden in braces.",
+        "Lemma 3 ([1, Lemma 2]). A cite with a note of its own.",
         "Claim. An unnumbered claim.",
         "Proof of Theorem 1. Obvious.",
     ]
-    assert [s.ref_id for p in doc.body_text for s in p.cite_spans] == ["BIBREF0", "BIBREF0"]
+    assert [s.ref_id for p in doc.body_text for s in p.cite_spans] == ["BIBREF0"] * 3

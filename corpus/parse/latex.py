@@ -32,10 +32,10 @@ from pydantic import BaseModel, ConfigDict
 
 from corpus.ingest.eprint import EprintError, Failure, LatexSource, UnpackLimits, UnpackResult, load_eprint
 from corpus.parse.document import StructuredDoc
-from corpus.parse.latex_bib import parse_bib_file, parse_bibliography
+from corpus.parse.latex_bib import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex_bibliography import bibliography
 from corpus.parse.latex_braces import read_group
-from corpus.parse.latex_cites import DEFCITEALIAS_RE
+from corpus.parse.latex_cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex_front import body_start, title
 from corpus.parse.latex_labels import assign_labels, theorems
@@ -89,13 +89,17 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     body = DISPLAY_RE.sub(
         lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
     )
+    body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
     items, from_bbl = bibliography(source, body)
     labels_author_year = sum(1 for it in items if it.short) * 2 >= len(items) > 0 if from_bbl else None
     mode = cite_mode(preamble, text, source.packages, labels_author_year)
     bib = {it.key.lower(): it for it in reversed(items)}  # BibTeX matches keys whatever their case
     bib.update({it.key: it for it in items})
-    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite)
+    if mode.alpha and not from_bbl:
+        alpha_labels(items, mode.alpha_style)
+    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers)
+    ctx.alpha, ctx.alpha_style = mode.alpha, mode.alpha_style
     for m in DEFCITEALIAS_RE.finditer(text):
         ctx.aliases[m.group(1).strip()] = ctx.aliases[m.group(1).strip().lower()] = _plain(m.group(2))
     doc = StructuredDoc(

@@ -45,6 +45,7 @@ class _Item:
     entry: BibEntry
     short: str = ""  # natbib short author list
     year_label: str = ""  # natbib year (may carry a letter: 2019a)
+    alpha: bool = False  # ``label`` is an alphabetic label ("Knu84"), printed in BRACKET papers
 
 
 # Author lists as reference styles print them: "J. K. Smith" (initials first), "Smith J. K." and
@@ -562,6 +563,7 @@ def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> 
     resolved, field names lower-case). With ``keys``, only those entries (matched as BibTeX
     matches keys, whatever their case)."""
     import bibtexparser
+    from bibtexparser.model import DuplicateFieldKeyBlock, Entry
 
     blocks = _bib_blocks(text, keys)
     if not blocks:
@@ -578,6 +580,14 @@ def parse_bib_file(text: str, keys: set[str] | frozenset[str] | None = None) -> 
             value = f.value if isinstance(f.value, str) else str(f.value)
             fields.setdefault(f.key.lower(), _concatenation(value, macros) if "#" in value else value)
         entries.setdefault(entry.key, fields)
+    for block in library.failed_blocks:  # a field given twice: BibTeX warns and keeps the first
+        entry = getattr(block, "ignore_error_block", None)
+        if isinstance(block, DuplicateFieldKeyBlock) and isinstance(entry, Entry):
+            fields = {"ENTRYTYPE": entry.entry_type.lower()}
+            for f in entry.fields:  # as written: enclosing braces or quotes, macro names
+                raw = f.value if isinstance(f.value, str) else str(f.value)
+                fields.setdefault(f.key.lower(), _concatenation(raw.strip(), macros))
+            entries.setdefault(entry.key, fields)
     return entries
 
 
@@ -730,7 +740,11 @@ def _biblatex_items(text: str) -> list[_Item]:
             else f"{entry.authors[0].last} et al."
         )
         year = fields.get("labelyear", "") or (str(entry.year) if entry.year else "")
-        items.append(_Item(m.group(1).strip(), fields.get("labelalpha"), entry, short, year))
+        label = fields.get("labelalpha")
+        extra = fields.get("extraalpha", "").strip()
+        if label and extra.isdigit() and 0 < int(extra) <= 26:
+            label += chr(ord("a") + int(extra) - 1)  # Knu84a, Knu84b: biblatex's extraalpha
+        items.append(_Item(m.group(1).strip(), label, entry, short, year, alpha=label is not None))
     return items
 
 
@@ -830,3 +844,39 @@ def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
         for kind, values in _bib_ids(f).items():
             e.other_ids.setdefault(kind, values)
     return titled
+
+
+def alpha_labels(items: list[_Item], style: str = "bibtex") -> None:
+    """Give entries read from .bib files the alphabetic labels their style prints ("Knu84",
+    "LK94"): BibTeX's alpha.bst (one author: three letters; up to four: initials; more: three
+    initials and "+") or biblatex's alphabetic (one: three letters; up to three: initials;
+    more: the first name's three letters and "+"); the year's last two digits; entries with
+    the same label told apart by a, b, ... in the order the style sorts them."""
+    names_max = 4 if style == "bibtex" else 3
+    labels: list[str] = []
+    for it in items:
+        lasts = [re.sub(r"[^\w]", "", a.last) for a in it.entry.authors if a.last]
+        lasts = [x for x in lasts if x]
+        if not lasts:
+            head = re.sub(r"[^\w]", "", it.key)[:3]
+        elif len(lasts) == 1:
+            head = lasts[0][:3]
+        elif len(lasts) <= names_max:
+            head = "".join(x[0] for x in lasts)
+        elif style == "bibtex":
+            head = "".join(x[0] for x in lasts[:3]) + "+"
+        else:
+            head = lasts[0][:3] + "+"
+        year = str(it.entry.year or "")[-2:]
+        labels.append(head + year)
+    order = sorted(range(len(items)), key=lambda i: (labels[i].lower(), items[i].entry.title.lower()))
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    seen: dict[str, int] = {}
+    for i in order:
+        label = labels[i]
+        if counts[label] > 1:
+            seen[label] = seen.get(label, 0) + 1
+            label += chr(ord("a") + min(seen[label], 26) - 1)
+        items[i].label, items[i].alpha = label, True

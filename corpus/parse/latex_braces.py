@@ -55,11 +55,13 @@ def read_group(s: str, i: int) -> tuple[str | None, int]:
 
 
 def read_optional(s: str, i: int) -> tuple[str | None, int]:
-    """A ``[...]`` optional argument (braces inside respected), else (None, i)."""
+    """A ``[...]`` optional argument, else (None, i): braces inside respected, and brackets
+    nested as xparse nests them (``[see \\cite[p.~3]{x}]``: LaTeX 2e would cut at the first
+    ``]``, which no author means)."""
     j = skip_ws(s, i)
     if j >= len(s) or s[j] != "[":
         return None, i
-    depth, k = 0, j + 1
+    depth, brackets, k = 0, 0, j + 1
     while k < len(s):
         c = s[k]
         if c == "\\":
@@ -69,8 +71,13 @@ def read_optional(s: str, i: int) -> tuple[str | None, int]:
             depth += 1
         elif c == "}":
             depth -= 1
-        elif c == "]" and depth <= 0:
-            return s[j + 1 : k], k + 1
+        elif depth <= 0:
+            if c == "[":
+                brackets += 1
+            elif c == "]":
+                if brackets == 0:
+                    return s[j + 1 : k], k + 1
+                brackets -= 1
         k += 1
     return None, i
 

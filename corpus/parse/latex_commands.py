@@ -5,7 +5,8 @@ prints "Feature", ``\\setlength\\tabcolsep{6pt}`` nothing, ``\\hyperref[sec:a]{S
 
 A spec is read left to right, one letter an argument (xparse's letters where they exist):
 
-* ``s`` an optional star, ``o`` an optional ``[...]`` (no text), ``=`` an optional ``=``;
+* ``s`` an optional star, ``o`` an optional ``[...]`` (no text), ``O`` one that is text,
+  ``=`` an optional ``=``;
 * ``m`` a mandatory argument that is no text, ``t`` one that is text (a group or one token);
 * ``g`` a further group, read only when one follows (``\\collaboration{n}{name}`` in AASTeX,
   ``\\collaboration{name}`` in REVTeX);
@@ -85,7 +86,7 @@ ARGUMENTS: dict[str, str] = _table(
     # environments: their arguments after \begin{name}
     """ooom: {minipage}; moo: {multicols}; m: {multicols*} {otherlanguage} {otherlanguage*}
     {adjustbox} {spacing} {lrbox}; o: {tcolorbox} {mdframed} {enumerate} {itemize} {description};
-    mm: {list}; om: {subfigure} {subtable};"""
+    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote};"""
 )
 
 _COMMAND_RE = re.compile(r"\\([A-Za-z]+)\*?")
@@ -105,8 +106,10 @@ def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
             j = skip_ws(s, i)
             if s.startswith("*", j):
                 i = j + 1
-        elif kind == "o":
-            _, i = read_optional(s, i)
+        elif kind in "oO":
+            opt, i = read_optional(s, i)
+            if kind == "O" and opt is not None:
+                texts.append(opt)
         elif kind == "=":
             j = skip_ws(s, i)
             if s.startswith("=", j):

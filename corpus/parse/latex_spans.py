@@ -9,7 +9,7 @@ from corpus.parse.document import Paragraph, Span
 from corpus.parse.latex_bib import _Item
 from corpus.parse.latex_braces import WS
 from corpus.parse.latex_labels import Target
-from corpus.parse.latex_style import CiteForm
+from corpus.parse.latex_style import CiteForm, NumberForm
 
 GAP = "\ue020"  # where a display equation was: a space, never a paragraph break
 
@@ -22,6 +22,9 @@ class Context:
     # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare form
     cite_form: CiteForm = "textual"
     aliases: dict[str, str] = field(default_factory=dict)  # natbib's \defcitealias{key}{Paper I}
+    numbers: NumberForm = "list"  # several numbered keys: "[1, 2]", "[1–3]", "[1], [2]"
+    alpha: bool = False  # alphabetic labels
+    alpha_style: str = "bibtex"  # "biblatex": labels joined with "; "
     footnotes: list[Paragraph] = field(default_factory=list)
 
 
