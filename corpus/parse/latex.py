@@ -34,10 +34,9 @@ from corpus.ingest.eprint import EprintError, Failure, LatexSource, UnpackLimits
 from corpus.parse.document import StructuredDoc
 from corpus.parse.latex_bib import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex_bibliography import bibliography
-from corpus.parse.latex_braces import read_group
 from corpus.parse.latex_cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
-from corpus.parse.latex_front import body_start, title
+from corpus.parse.latex_front import abstracts, body_start, title
 from corpus.parse.latex_labels import assign_labels, theorems
 from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
@@ -111,27 +110,15 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         parser_version=PARSER_VERSION,
     )
 
-    abstract_latex: list[str] = []
-    pre_abs = re.search(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", preamble, re.S)
-    if pre_abs:
-        abstract_latex.append(pre_abs.group(1))
     definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels)
-    abstract_latex += taken.abstracts
+    abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
     body = body_start(taken.body)
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
     heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
 
     for chunk in abstract_latex:
         doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
-    if not abstract_latex:
-        m = re.search(r"\\abstract\s*\{", preamble + body)
-        if m:
-            try:
-                chunk, _ = read_group(preamble + body, m.end() - 1)
-                doc.abstract.extend(paragraphs(chunk or "", ctx, "Abstract", None))
-            except LatexError:
-                pass
     for seg in segments:
         paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num)
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)

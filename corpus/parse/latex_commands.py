@@ -46,7 +46,7 @@ ARGUMENTS: dict[str, str] = _table(
     postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
     IEEEmembership acmBooktitle acmDOI acmISBN acmPrice acmYear acmJournal acmVolume acmNumber
     acmArticle acmMonth copyrightyear setcopyright altaffilmark Received Accepted KeyWords keyword
-    keywords pacs tnoteref fnref;
+    keywords pacs tnoteref fnref abstract;
     mg: collaboration; mm: markboth altaffiltext SetRunningHead; omgg: acmConference;
     o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks;
     -: nocollaboration phantomsection IEEEoverridecommandlockouts;"""

@@ -15,6 +15,9 @@ from corpus.parse.latex_text import _plain
 HEADING_RE = re.compile(
     r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(?![A-Za-z])(\*?)"
     r"|\\(appendix)(?![A-Za-z])|\\begin\s*\{(appendix|appendices)\}"
+    # Copernicus' \introduction[title] and \conclusions[title] are sections (A&A's \conclusions{...}
+    # inside an abstract takes a group: not a heading)
+    r"|\\(introduction|conclusions)(?![A-Za-z])(?!\s*\{)"
 )
 _LEVELS = {
     "part": -1,
@@ -47,6 +50,7 @@ def split_sections(
     segments: list[Segment] = []
     stack: list[tuple[int, str]] = []
     numbers = [0] * 7
+    chapters = re.search(r"\\chapter(?![A-Za-z])\s*\{", body) is not None  # sections numbered 2.1
     appendix = False
     ack = False
     pos, path, num = 0, "", None
@@ -58,15 +62,18 @@ def split_sections(
         segments.append(Segment(path, num, pos, body[pos : m.start()], ack))
         if m.group(3) or m.group(4):
             appendix = True
-            numbers[1:] = [0] * 6
+            numbers[0 if chapters else 1 :] = [0] * (7 if chapters else 6)
             pos = m.end()
             continue
-        cmd, star = m.group(1), m.group(2)
-        _, i = read_optional(body, m.end())
-        try:
-            title_latex, i = read_group(body, i)
-        except LatexError:
-            title_latex, i = None, i
+        cmd, star = m.group(1) or "section", m.group(2)
+        opt, i = read_optional(body, m.end())
+        if m.group(5):  # \introduction, \conclusions: the optional argument is the title
+            title_latex = opt if opt is not None else m.group(5).capitalize()
+        else:
+            try:
+                title_latex, i = read_group(body, i)
+            except LatexError:
+                title_latex, i = None, i
         pos = i
         title_labels = LABEL_RE.findall(title_latex or "")
         title = _plain(LABEL_RE.sub("", title_latex or ""))
@@ -79,12 +86,7 @@ def split_sections(
         if not star and 0 <= level <= 3:
             numbers[level] += 1
             numbers[level + 1 :] = [0] * (6 - level)
-            first = chr(ord("A") + numbers[1] - 1) if appendix and numbers[1] else str(numbers[1])
-            num = (
-                ".".join([first] + [str(n) for n in numbers[2 : level + 1]])
-                if level >= 1
-                else str(numbers[0])
-            )
+            num = _number(numbers, level, chapters, appendix)
         if level <= 1:
             ack = bool(_ACK_TITLE.search(title))
         ref_id = f"SECREF{secref}"
@@ -96,6 +98,16 @@ def split_sections(
             labels.setdefault(lab.strip(), target)
     segments.append(Segment(path, num, pos, body[pos:], ack))
     return segments, headings
+
+
+def _number(numbers: list[int], level: int, chapters: bool, appendix: bool) -> str:
+    """A heading's number as LaTeX prints it: "2.1" (with chapters "3.2.1"), appendices lettered
+    at the top level that is numbered ("A.1", or chapter "A" and its section "A.1")."""
+    top = 0 if chapters else 1
+    parts = [str(n) for n in numbers[top : level + 1]]
+    if appendix and numbers[top] and parts:
+        parts[0] = chr(ord("A") + numbers[top] - 1)
+    return ".".join(parts) if parts else str(numbers[level])
 
 
 def with_heads(segment: Segment, heads: list[TheoremHead]) -> str:
