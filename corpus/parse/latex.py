@@ -36,7 +36,7 @@ from corpus.parse.latex_bib import alpha_labels, parse_bib_file, parse_bibliogra
 from corpus.parse.latex_bibliography import bibliography
 from corpus.parse.latex_cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
-from corpus.parse.latex_front import abstracts, body_start, title
+from corpus.parse.latex_front import abstracts, body_start, front_line, title
 from corpus.parse.latex_labels import assign_labels, theorems
 from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
@@ -119,8 +119,10 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
 
     for chunk in abstract_latex:
         doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
-    for seg in segments:
+    for n, seg in enumerate(segments):
         paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num)
+        if n == 0:  # before the first heading: keywords and dates are front matter
+            paras = [p for p in paras if not front_line(p.text)]
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)
     for chunk in taken.acknowledgments:
         doc.back_matter.extend(paragraphs(chunk, ctx, "Acknowledgments", None))

@@ -38,16 +38,17 @@ def _table(spec_names: str) -> dict[str, str]:
 
 ARGUMENTS: dict[str, str] = _table(
     # front matter: names, affiliations, dates, running heads, journal metadata
-    """om: author affil affiliation address email title ead cortext fntext tnotetext subjclass ccsdesc
+    """om: author affil address email title ead cortext fntext tnotetext subjclass ccsdesc
     thanks marginpar todo caption captionsetup addbibresource usepackage RequirePackage;
     m: label date institute orcid orcidlink markright subtitle shorttitle runningtitle titlerunning
     authorrunning dedicatory preprint received revised accepted published altaffiliation homepage
-    correspondingauthor submitjournal shortauthors institution streetaddress city state country
+    submitjournal shortauthors institution streetaddress city state country
     postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
     IEEEmembership acmBooktitle acmDOI acmISBN acmPrice acmYear acmJournal acmVolume acmNumber
     acmArticle acmMonth copyrightyear setcopyright altaffilmark Received Accepted KeyWords keyword
     keywords pacs tnoteref fnref abstract;
-    mg: collaboration; mm: markboth altaffiltext SetRunningHead; omgg: acmConference;
+    mg: collaboration correspondingauthor; omg: affiliation; mm: markboth altaffiltext SetRunningHead;
+    omgg: acmConference; m: authors journalname submitto;
     o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks;
     -: nocollaboration phantomsection IEEEoverridecommandlockouts;"""
     # bibliography, index, files, links

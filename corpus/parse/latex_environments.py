@@ -29,12 +29,13 @@ _UNNUMBERED_MATH = frozenset(
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords keyword highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
 )
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
+ABSTRACT_MARK = "\ue021"  # where an abstract environment was
 LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
 _CAPTION_RE = re.compile(r"\\(?:caption(?:of\s*\{[^{}]*\})?|tablecaption)\*?(?![A-Za-z])")
 
@@ -175,6 +176,7 @@ def take_out(
         name = reg.name
         if name == "abstract":
             found.abstracts.append(reg.content)
+            out.append(ABSTRACT_MARK)  # where front matter may end (latex_front.body_start)
             continue
         if name in ACK_ENVS:
             found.acknowledgments.append(reg.content)
