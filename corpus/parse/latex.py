@@ -119,10 +119,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
 
     for chunk in abstract_latex:
         doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
-    for n, seg in enumerate(segments):
-        paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num)
-        if n == 0:  # before the first heading: keywords and dates are front matter
-            paras = [p for p in paras if not front_line(p.text)]
+    for n, seg in enumerate(segments):  # before the first heading, keyword and date lines are front matter
+        paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num, front_line if n == 0 else None)
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)
     for chunk in taken.acknowledgments:
         doc.back_matter.extend(paragraphs(chunk, ctx, "Acknowledgments", None))

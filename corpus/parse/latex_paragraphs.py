@@ -7,6 +7,7 @@ converted by :func:`corpus.parse.latex_text.latex_to_text`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
 from corpus.parse.latex_braces import LatexError, read_group, read_optional
@@ -56,6 +57,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
             elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
                 _, end = read_optional(latex, end)
                 content, end = read_group(latex, end)
+                content = ctx.held_notes.pop(content, content) if content else content
                 if content and content.strip():
                     ctx.footnotes.extend(paragraphs(content, ctx, "", None))
         except LatexError:
@@ -65,16 +67,23 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
     return b.paragraph(section, sec_num)
 
 
-def paragraphs(latex: str, ctx: Context, section: str, sec_num: str | None) -> list[Paragraph]:
-    """A run of body LaTeX -> its paragraphs, all in ``section``."""
+def paragraphs(
+    latex: str, ctx: Context, section: str, sec_num: str | None, drop: Callable[[str], bool] | None = None
+) -> list[Paragraph]:
+    """A run of body LaTeX -> its paragraphs, all in ``section``; a paragraph whose text ``drop``
+    refuses is left out with its footnotes (front matter)."""
+    latex = _hold_notes(latex, ctx)
     latex = _environment_breaks(latex)
     latex = _ITEM_RE.sub(lambda m: "\n\n" + (m.group(1) or "") + " ", latex)
     latex = _PAR_RE.sub("\n\n", latex)
     out = []
     for chunk in _PARBREAK_RE.split(latex):
         if chunk.strip():
+            notes = len(ctx.footnotes)
             p = convert(chunk, ctx, section, sec_num)
-            if p is not None:
+            if p is not None and drop is not None and drop(p.text):
+                del ctx.footnotes[notes:]
+            elif p is not None:
                 out.append(p)
     return out
 
@@ -94,5 +103,32 @@ def _environment_breaks(latex: str) -> str:
         if m.group(1) == "begin":
             kept, pos = environment_arguments(latex, pos, m.group(2).strip())
             out.append(kept)
+    out.append(latex[pos:])
+    return "".join(out)
+
+
+_NOTE_RE = re.compile(r"\\(?:footnote|footnotetext)(?![A-Za-z])\*?")
+
+
+def _hold_notes(latex: str, ctx: Context) -> str:
+    """Footnote texts set aside (a key in their place) while the run is cut into paragraphs:
+    an environment or a blank line inside a note belongs to the note, not to the text."""
+    if "\\footnote" not in latex:
+        return latex
+    out, pos = [], 0
+    for m in _NOTE_RE.finditer(latex):
+        if m.start() < pos:
+            continue
+        _, i = read_optional(latex, m.end())
+        try:
+            content, end = read_group(latex, i)
+        except LatexError:
+            continue
+        if content is None or ("\\begin" not in content and "\\par" not in content and "\n" not in content):
+            continue
+        key = f"\ue030{len(ctx.held_notes)}\ue031"
+        ctx.held_notes[key] = content
+        out.append(latex[pos:i] + "{" + key + "}")
+        pos = end
     out.append(latex[pos:])
     return "".join(out)

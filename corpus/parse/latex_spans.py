@@ -26,6 +26,7 @@ class Context:
     alpha: bool = False  # alphabetic labels
     alpha_style: str = "bibtex"  # "biblatex": labels joined with "; "
     footnotes: list[Paragraph] = field(default_factory=list)
+    held_notes: dict[str, str] = field(default_factory=dict)  # footnote texts set aside, by key
 
 
 class Builder:
