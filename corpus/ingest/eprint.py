@@ -383,7 +383,8 @@ _DOCCLASS_RE = re.compile(r"\\document(?:class|style)\s*[\[{]")
 _BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
 _END_DOC_RE = re.compile(r"\\end\s*\{document\}")
 _INPUT_RE = re.compile(
-    r"\\(?P<cmd>input|include|subfile|subfileinclude)(?![A-Za-z])\s*(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\]+))"
+    r"\\(?P<cmd>input|include|subfile|subfileinclude|loadglsentries)(?![A-Za-z])\s*(?:\[[^\]]*\]\s*)?"
+    r"(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\\[]+))"
     r"|\\(?P<icmd>import|subimport|includefrom|subincludefrom|inputfrom|subinputfrom)\*?\s*\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]*)\}"
 )
 _ENDINPUT_RE = re.compile(r"\\endinput(?![A-Za-z])")

@@ -37,6 +37,7 @@ from corpus.parse.latex_bibliography import bibliography
 from corpus.parse.latex_cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex_front import abstracts, body_start, front_line, title
+from corpus.parse.latex_glossary import glossary
 from corpus.parse.latex_labels import assign_labels, theorems
 from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
@@ -79,7 +80,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
             for key, mac in collect_macros(clean(package))[0].items():
                 if key not in INTERPRETED:
                     macros.setdefault(key, mac)
-    text = conditionals(expand_macros(text, macros))
+    text = glossary(conditionals(expand_macros(text, macros)))
     text = first_argument(text, "texorpdfstring")
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)

@@ -80,14 +80,17 @@ ARGUMENTS: dict[str, str] = _table(
     # package settings, tikz and pgfplots
     """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
     tikzsetnextfilename; mm: pgfmathsetmacro; o: tikzexternalize; m=o: tikzstyle; oy: tikz;
-    mmm: crefname Crefname; mm: creflabelformat;"""
+    mmm: crefname Crefname; mm: creflabelformat;
+    om: printglossary printacronyms newglossary loadglsentries; -: makeglossaries printglossaries
+    glsaddall; om: glsadd; omm: newacronym newabbreviation; mm: newglossaryentry; m: acused acreset;
+    mom: acro acrodef;"""
     # text arguments set side by side
     """tt: IEEEPARstart; ott: lettrine; t: dropcap textsuperscript textsubscript centerline;
     mmt: multicolumn; omomot: multirow;"""
     # environments: their arguments after \begin{name}
     """ooom: {minipage}; moo: {multicols}; m: {multicols*} {otherlanguage} {otherlanguage*}
     {adjustbox} {spacing} {lrbox}; o: {tcolorbox} {mdframed} {enumerate} {itemize} {description};
-    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote};"""
+    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};"""
 )
 
 _COMMAND_RE = re.compile(r"\\([A-Za-z]+)\*?")

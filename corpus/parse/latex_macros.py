@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional
+from corpus.parse.latex_xparse import decide_tests, parse_spec, read_xparse_args
 
 _VERBATIM_RE = re.compile(
     r"\\begin\s*\{(verbatim\*?|comment|lstlisting|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",
@@ -54,6 +55,7 @@ def first_argument(text: str, name: str) -> str:
 _DEF_RE = re.compile(
     r"\\(?P<cmd>(?:re)?newcommand|providecommand|DeclareRobustCommand|DeclareMathOperator)\*?"
     r"|\\(?P<def>[gex]?def)(?![A-Za-z])"
+    r"|\\(?P<xparse>(?:New|Renew|Provide|Declare)(?:Expandable)?DocumentCommand)(?![A-Za-z])"
 )
 _NAME_RE = re.compile(r"\s*(?:\{\s*(\\[A-Za-z@]+)\s*\}|(\\[A-Za-z@]+))")
 _UNSAFE_BODY = re.compile(
@@ -73,6 +75,7 @@ class Macro:
     nargs: int
     default: str | None
     body: str
+    spec: list[tuple[str, str]] | None = None  # an xparse command's arguments (latex_xparse)
 
 
 def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
@@ -87,9 +90,16 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
             continue
         name = (nm.group(1) or nm.group(2))[1:]
         i = nm.end()
-        nargs, default = 0, None
+        nargs, default, spec = 0, None, None
         try:
-            if m["def"]:
+            if m["xparse"]:  # \NewDocumentCommand{\name}{spec}{body}
+                arg_spec, i = read_group(text, i)
+                spec = parse_spec(arg_spec or "")
+                if spec is None:
+                    continue
+                nargs = len(spec)
+                body, end = read_group(text, i)
+            elif m["def"]:
                 j = text.find("{", i)
                 params = text[i:j] if j >= 0 else ""
                 if j < 0 or len(params) > 40 or not re.fullmatch(r"(?:#\d)*", params.strip()):
@@ -108,7 +118,7 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
             continue
         if body is None:
             continue
-        out.append(text[pos : m.start()])
+        out.append(text[pos : m.start()] + "{}")  # no text, but its line is no blank line
         pos = end
         if m["cmd"] == "DeclareMathOperator":
             body = body.replace("\\,", " ")
@@ -118,9 +128,9 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
             if _CREDIT_NOTE.search(body):  # \blfootnote{Equal contribution}: an author note, no text
                 macros[name] = Macro(nargs, default, "")
             continue
-        if m["cmd"] == "providecommand" and name in macros:
+        if (m["cmd"] == "providecommand" or m["xparse"] == "ProvideDocumentCommand") and name in macros:
             continue
-        macros[name] = Macro(nargs, default, body)
+        macros[name] = Macro(nargs, default, body, spec)
     out.append(text[pos:])
     return macros, "".join(out)
 
@@ -152,7 +162,9 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
             end = m.end()
             args: list[str] = []
             try:
-                if mac.default is not None:
+                if mac.spec is not None:
+                    args, end = read_xparse_args(text, end, mac.spec)
+                elif mac.default is not None:
                     opt, end = read_optional(text, end)
                     args.append(mac.default if opt is None else opt)
                 while len(args) < mac.nargs:
@@ -163,6 +175,8 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
             body = mac.body
             if args:
                 body = _substitute(body, args)
+            if mac.spec is not None:
+                body = decide_tests(body)
             out.append(text[pos : m.start()])
             out.append(body)
             pos = end
