@@ -23,7 +23,18 @@ CITE_CMDS = frozenset(
     supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
     citeasnoun citetalias citepalias""".split()
 )
-REF_CMDS = frozenset("ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref".split())
+# jmlr's reference commands print their object's name ("Figure 1", "Figures 1 and 2")
+_NAMED_REFS = {
+    "figureref": "Figure", "tableref": "Table", "sectionref": "Section", "equationref": "Equation",
+    "appendixref": "Appendix", "algorithmref": "Algorithm", "theoremref": "Theorem", "lemmaref": "Lemma",
+    "corollaryref": "Corollary", "propositionref": "Proposition", "definitionref": "Definition",
+    "remarkref": "Remark", "exampleref": "Example", "conjectureref": "Conjecture", "axiomref": "Axiom",
+    "chapterref": "Chapter", "partref": "Part",
+}  # fmt: skip
+REF_CMDS = frozenset(
+    "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref proofref".split()
+) | frozenset(_NAMED_REFS)
+LIST_REFS = frozenset({"cref", "Cref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
 _NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
 _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers without brackets
@@ -236,6 +247,20 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
         b.add(")")
 
 
+def _emit_named(b: Builder, name: str, labels: list[str], ctx: Context) -> None:
+    """jmlr's ``\\figureref{a,b}``: "Figures 1 and 2" (one label: "Figure 1", one span)."""
+    targets = [ctx.labels.get(lab) for lab in labels]
+    if len(targets) == 1:
+        t = targets[0]
+        b.span(f"{name} {t.num}" if t else "??", t.ref_id if t else None, b.refs)
+        return
+    b.add(name + "s ")
+    for n, t in enumerate(targets):
+        if n:
+            b.add(" and " if n == len(targets) - 1 else ", ")
+        b.span(t.num if t else "??", t.ref_id if t else None, b.refs)
+
+
 _REF_NAMES = {
     "figure": ("Figure", "Fig."), "table": ("Table", "Table"), "equation": ("Equation", "Eq."),
     "section": ("Section", "Section"), "algorithm": ("Algorithm", "Alg."), "item": ("item", "item"),
@@ -244,6 +269,9 @@ _REF_NAMES = {
 
 def emit_refs(b: Builder, cmd: str, labels: list[str], ctx: Context) -> None:
     if cmd == "pageref":
+        return
+    if cmd in _NAMED_REFS:
+        _emit_named(b, _NAMED_REFS[cmd], labels, ctx)
         return
     for n, label in enumerate(labels):
         if n:

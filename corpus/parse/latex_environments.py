@@ -12,6 +12,7 @@ from corpus.parse.document import RefEntry
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex_labels import Target
 from corpus.parse.latex_spans import GAP
+from corpus.parse.latex_text import _plain
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
@@ -29,13 +30,25 @@ _UNNUMBERED_MATH = frozenset(
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture lstlisting minted code""".split()
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture minted code""".split()
 )
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
-FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm")
+_LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
+FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment was
+_FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
+_TAG_RE = re.compile(r"\\tag\*?\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
+_LINE_LABEL_RE = re.compile(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}")
+
+
+def _unbrace(value: str) -> str:
+    value = value.strip()
+    return value[1:-1] if value.startswith("{") and value.endswith("}") else value
+
+
 LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
 _CAPTION_RE = re.compile(r"\\(?:caption(?:of\s*\{[^{}]*\})?|tablecaption)\*?(?![A-Za-z])")
 
@@ -65,6 +78,7 @@ def environments(body: str, user: dict[str, str] | None = None) -> list[Region]:
                 or name in MATH_ENVS
                 or name in _DROP_ENVS
                 or name in _ALGORITHM_ENVS
+                or name in _LISTING_ENVS
                 or name in ACK_ENVS
                 or name in user
                 or name == "abstract"
@@ -89,7 +103,7 @@ def environments(body: str, user: dict[str, str] | None = None) -> list[Region]:
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
 _BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
 _COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
-_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | ACK_ENVS
+_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _LISTING_ENVS | ACK_ENVS
 
 
 def user_environments(definitions: str, body: str) -> dict[str, str]:
@@ -167,7 +181,7 @@ def take_out(
     """Cut the environments that leave the body: floats and display equations become ref
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
     them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
-    counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0}
+    counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0, "listing": 0}
     found = TakenOut("", [], [], [])
     out, pos = [], 0
     for reg in environments(body, user_envs):
@@ -182,17 +196,19 @@ def take_out(
             found.acknowledgments.append(reg.content)
             continue
         found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
+        found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
             out.append(GAP)  # not whitespace: a display equation must not become a blank line
-            n = equation_count(name, reg.content)
+            tag = _TAG_RE.search(reg.content)
+            n = 0 if tag else equation_count(name, reg.content)
             ref_id = f"EQREF{len([k for k in ref_entries if k.startswith('EQREF')])}"
             first = counts["equation"] + 1
             counts["equation"] += n
-            ref_entries[ref_id] = RefEntry(
-                text="", latex=reg.content.strip(), type="equation", num=str(first) if n else None
-            )
+            num = _plain(tag.group(1)) if tag else str(first) if n else None
+            ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
             for k, lab in enumerate(found_labels):
-                labels[lab] = Target(ref_id, str(min(first + k, first + max(n - 1, 0))), "equation")
+                at = num if tag else str(min(first + k, first + max(n - 1, 0)))
+                labels[lab] = Target(ref_id, at or "", "equation")
             continue
         kind = (
             FLOAT_KIND.get(name)
@@ -202,19 +218,32 @@ def take_out(
         if kind is None:
             continue
         cap = caption(reg.content)
+        lines: list[tuple[str, str]] = []
+        if name == "lstlisting":  # \begin{lstlisting}[caption={...}, label=...] (latex_macros.listings)
+            out.append("\n\n")  # not a float: a display between paragraphs
+            opts = dict(
+                _LST_OPTION_RE.findall(reg.content.split("]", 1)[0] if reg.content.startswith("[") else "")
+            )
+            cap = _unbrace(opts.get("caption", opts.get("title", "")))
+            found_labels = [_unbrace(opts["label"])] if opts.get("label") else []
+            lines = _LINE_LABEL_RE.findall(reg.content)
+            if not cap and not found_labels and not lines:
+                continue
         if not cap.strip() and not found_labels and name.startswith("tabular"):
             continue
         counts[kind] += 1
-        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF"}[kind]
+        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}[kind]
         ref_id = f"{prefix}{counts[kind] - 1}"
         found.captions.append((ref_id, cap))
         ref_entries[ref_id] = RefEntry(
-            latex=reg.content.strip() if kind != "figure" else None,
-            type=kind if kind != "algorithm" else "other",  # type: ignore[arg-type]
+            latex=reg.content.strip() if kind not in ("figure", "listing") else None,
+            type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
             num=str(counts[kind]),
         )
         for lab in found_labels:
             labels[lab] = Target(ref_id, str(counts[kind]), kind)
+        for lab, line in lines:  # a label on a line of code: \ref prints the line's number
+            labels[lab] = Target(ref_id, line, "line")
     out.append(body[pos:])
     found.body = "".join(out)
     return found

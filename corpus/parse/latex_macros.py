@@ -11,22 +11,69 @@ from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_opt
 from corpus.parse.latex_xparse import decide_tests, parse_spec, read_xparse_args
 
 _VERBATIM_RE = re.compile(
-    r"\\begin\s*\{(verbatim\*?|comment|lstlisting|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",
+    r"\\begin\s*\{(verbatim\*?|comment|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",
     re.S,
 )
+_LISTING_RE = re.compile(r"\\begin\s*\{lstlisting\}")
+_LISTING_END_RE = re.compile(r"\\end\s*\{lstlisting\}")
+_LSTINPUT_RE = re.compile(r"\\lstinputlisting(?![A-Za-z])")
+_FIRSTNUMBER_RE = re.compile(r"firstnumber\s*=\s*(\d+)")
 _VERB_RE = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
 _LET_RE = re.compile(r"\\let(?![A-Za-z])\s*\\[A-Za-z@]+\s*=?\s*(?:\\[A-Za-z@]+|\\.|[^\\\s])")
 _IFFALSE_RE = re.compile(r"\\iffalse(?![A-Za-z]).*?\\fi(?![A-Za-z])", re.S)
 
 
 def clean(text: str) -> str:
-    """The text without verbatim blocks, ``\\iffalse ... \\fi`` and ``\\let`` assignments."""
+    """The text without verbatim blocks, ``\\iffalse ... \\fi`` and ``\\let`` assignments; a
+    listing keeps its options and the labels of its lines (:func:`listings`)."""
     text = _VERBATIM_RE.sub("", text)
+    if "lstlisting" in text or "\\lstinputlisting" in text:
+        text = listings(text)
     text = _VERB_RE.sub(lambda m: m.group(2).replace("\\", "\\textbackslash "), text)
     text = _IFFALSE_RE.sub("", text)
     # \let\a\b is an assignment, no text; left in, \b would be expanded with arguments
     # it never had (\let\old\addcontentsline ate the \title and \author after it)
     return _LET_RE.sub("", text) if "\\let" in text else text
+
+
+def listings(text: str) -> str:
+    """``lstlisting`` code replaced by the labels it holds, each with its line number
+    (``\\lstlinelabel{line:add}{2}``: a ``\\label`` escaped into the code refers to its line);
+    ``\\lstinputlisting[opts]{file}`` made an empty listing with its options (caption, label)."""
+    out, pos = [], 0
+    for m in _LISTING_RE.finditer(text):
+        if m.start() < pos:
+            continue
+        opts, i = read_optional(text, m.end())
+        end = _LISTING_END_RE.search(text, i)
+        if end is None:
+            continue
+        first = _FIRSTNUMBER_RE.search(opts or "")
+        start = int(first.group(1)) if first else 1
+        lines = text[i : end.start()].split("\n")[1:]  # the code begins on the next line
+        marks = [
+            f"\\lstlinelabel{{{lab.strip()}}}{{{start + k}}}"
+            for k, line in enumerate(lines)
+            for lab in re.findall(r"\\label\s*\{([^{}]*)\}", line)
+        ]
+        out.append(text[pos : m.start()] + "\\begin{lstlisting}[" + (opts or "") + "]" + "".join(marks))
+        out.append("\\end{lstlisting}")
+        pos = end.end()
+    out.append(text[pos:])
+    text = "".join(out)
+    if "\\lstinputlisting" not in text:
+        return text
+    out, pos = [], 0
+    for m in _LSTINPUT_RE.finditer(text):
+        opts, i = read_optional(text, m.end())
+        try:
+            _, i = read_group(text, i)
+        except LatexError:
+            continue
+        out.append(text[pos : m.start()] + "\\begin{lstlisting}[" + (opts or "") + "]\\end{lstlisting}")
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def first_argument(text: str, name: str) -> str:

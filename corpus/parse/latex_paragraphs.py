@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
 from corpus.parse.latex_braces import LatexError, read_group, read_optional
-from corpus.parse.latex_cites import CITE_CMDS, REF_CMDS, cite_keys, emit_cites, emit_refs
+from corpus.parse.latex_cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
 from corpus.parse.latex_commands import ARGUMENTS, environment_arguments, strip_arguments
 from corpus.parse.latex_spans import Builder, Context
 from corpus.parse.latex_text import latex_to_text
@@ -52,7 +52,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                     emit_refs(b, "ref", [a or "", c or ""], ctx)
                 else:  # only cleveref takes a list of labels: a comma may be part of a label
                     arg, end = read_group(latex, end)
-                    keys = (arg or "").split(",") if cmd in ("cref", "Cref") else [arg or ""]
+                    keys = (arg or "").split(",") if cmd in LIST_REFS else [arg or ""]
                     emit_refs(b, cmd, [x.strip() for x in keys if x.strip()], ctx)
             elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
                 _, end = read_optional(latex, end)

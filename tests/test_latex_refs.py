@@ -1,0 +1,57 @@
+"""References resolve where LaTeX resolves them (issue 34, J): labels given by jmlr's
+``\\floatconts`` and its ``\\figureref`` family, listings (``label=`` and labels on code lines),
+``\\proofref``, ``\\tag``; display equations stay in the parse as S2ORC keeps them."""
+
+from __future__ import annotations
+
+from corpus.ingest.eprint import LatexSource
+from corpus.parse.document import StructuredDoc
+from corpus.parse.latex import parse_latex
+
+
+def _parse(body: str, preamble: str = "", cls: str = "article") -> StructuredDoc:
+    text = f"\\documentclass{{{cls}}}\n{preamble}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    return parse_latex(LatexSource(main="m.tex", text=text), "t")
+
+
+def _refs(doc: StructuredDoc) -> list[tuple[str, str | None]]:
+    return [(s.text, s.ref_id) for p in doc.body_text for s in p.ref_spans]
+
+
+def test_jmlr_floatconts_and_its_ref_commands() -> None:
+    doc = _parse(
+        "\\section{Results}\\label{sec:res}\n"
+        "\\begin{figure}\\floatconts{fig:acc}{\\caption{Accuracy.}}{\\includegraphics{acc}}\\end{figure}\n"
+        "\\begin{table}\\floatconts{tab:data}{\\caption{Data.}}{\\begin{tabular}{c}1\\end{tabular}}\\end{table}\n"
+        "See \\figureref{fig:acc}, \\tableref{tab:data}, \\sectionref{sec:res} and Figure~\\ref{fig:acc}.",
+        cls="jmlr",
+    )
+    assert doc.body_text[0].text == "See Figure 1, Table 1, Section 1 and Figure 1."
+    assert [r for _, r in _refs(doc)] == ["FIGREF0", "TABREF0", "SECREF0", "FIGREF0"]
+    assert doc.ref_entries["FIGREF0"].text == "Accuracy."
+
+
+def test_listing_labels_and_line_labels() -> None:
+    doc = _parse(
+        "\\section{Code}\n"
+        "\\begin{lstlisting}[language=Python, caption={A loop}, label=lst:loop, escapechar=|]\n"
+        "for i in range(3):\n    total += i |\\label{line:add}|\nprint(total)\n\\end{lstlisting}\n"
+        "Listing~\\ref{lst:loop} adds on line~\\ref{line:add}.\n"
+        "\\lstinputlisting[caption=Other, label={lst:file}]{other.py}\nAnd \\ref{lst:file}.",
+        preamble="\\usepackage{listings}",
+    )
+    assert [p.text for p in doc.body_text] == ["Listing 1 adds on line 2.", "And 2."]
+    assert all(r is not None for _, r in _refs(doc))
+    entries = [e for e in doc.ref_entries.values() if e.text in ("A loop", "Other")]
+    assert [e.num for e in entries] == ["1", "2"]
+
+
+def test_proofref_and_tagged_equations() -> None:
+    doc = _parse(
+        "\\section{S}\n\\begin{theorem}\\label{thm:a} True.\\end{theorem}\n"
+        "\\begin{equation}x=1\\tag{$\\star$}\\label{eq:star}\\end{equation}\n"
+        "By \\proofref{thm:a} and \\eqref{eq:star}, done.",
+        preamble="\\usepackage{amsmath,amsthm}",
+    )
+    assert doc.body_text[-1].text == "By 1 and (⋆), done."
+    assert all(r is not None for _, r in _refs(doc))
