@@ -55,3 +55,19 @@ def test_proofref_and_tagged_equations() -> None:
     )
     assert doc.body_text[-1].text == "By 1 and (⋆), done."
     assert all(r is not None for _, r in _refs(doc))
+
+
+def test_equation_rows_tags_and_subequations() -> None:
+    """amsmath's numbering: one number per align row (a nested ``aligned`` is one row), tags
+    per row, ``subequations`` lettered with the group's own label its number (cgois' paper
+    labels the fourth row of a subequations alignat)."""
+    doc = _parse(
+        "\\begin{equation}a=1\\label{e1}\\end{equation}\n"
+        "\\begin{align}b&=\\left\\{\\begin{aligned}x\\\\y\\end{aligned}\\right.\\label{e2}\\\\"
+        " c&=2\\nonumber\\\\ d&=3\\tag{T}\\label{e3}\\\\ e&=4\\label{e4}\\end{align}\n"
+        "\\begin{subequations}\\begin{align}f&=5\\\\g&=6\\label{e5b}\\end{align}\\label{group}\\end{subequations}\n"
+        "\\begin{equation}h=7\\label{e6}\\end{equation}\n"
+        "Refs \\eqref{e1}, \\eqref{e2}, \\eqref{e3}, \\eqref{e4}, \\eqref{e5b}, \\eqref{group}, \\eqref{e6}.",
+        preamble="\\usepackage{amsmath}",
+    )
+    assert doc.body_text[-1].text == "Refs (1), (2), (T), (3), (4b), (4), (5)."

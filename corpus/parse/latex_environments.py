@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from corpus.parse.document import RefEntry
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
+from corpus.parse.latex_equations import EquationNumbers
 from corpus.parse.latex_labels import Target
 from corpus.parse.latex_spans import GAP
-from corpus.parse.latex_text import _plain
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
@@ -25,9 +25,6 @@ MATH_ENVS = frozenset(
 ) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
     "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
 )
-_UNNUMBERED_MATH = frozenset(
-    "displaymath math dmath* array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
-)
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
     keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture minted code""".split()
@@ -39,7 +36,6 @@ ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledg
 DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment was
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
-_TAG_RE = re.compile(r"\\tag\*?\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
 _LINE_LABEL_RE = re.compile(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}")
 
@@ -155,16 +151,6 @@ def caption(content: str) -> str:
     return LABEL_RE.sub("", cap or "")
 
 
-def equation_count(name: str, content: str) -> int:
-    """How many numbers a display environment takes (each unnumbered line of an align aside)."""
-    if name.endswith("*") or name in _UNNUMBERED_MATH:
-        return 0
-    if name in ("equation", "dmath", "multline"):
-        return 0 if re.search(r"\\no(?:number|tag)", content) else 1
-    lines = [seg for seg in re.split(r"\\\\", content) if seg.strip()]
-    return sum(1 for seg in lines if not re.search(r"\\no(?:number|tag)", seg)) or 1
-
-
 @dataclass
 class TakenOut:
     """What :func:`take_out` found: the body left, and the pieces read apart from it."""
@@ -181,7 +167,8 @@ def take_out(
     """Cut the environments that leave the body: floats and display equations become ref
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
     them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
-    counts = {"figure": 0, "table": 0, "equation": 0, "algorithm": 0, "listing": 0}
+    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0}
+    equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
     out, pos = [], 0
     for reg in environments(body, user_envs):
@@ -199,16 +186,11 @@ def take_out(
         found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
             out.append(GAP)  # not whitespace: a display equation must not become a blank line
-            tag = _TAG_RE.search(reg.content)
-            n = 0 if tag else equation_count(name, reg.content)
             ref_id = f"EQREF{len([k for k in ref_entries if k.startswith('EQREF')])}"
-            first = counts["equation"] + 1
-            counts["equation"] += n
-            num = _plain(tag.group(1)) if tag else str(first) if n else None
+            num, numbers = equations.number(reg.start, name, reg.content, ref_id)
             ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
-            for k, lab in enumerate(found_labels):
-                at = num if tag else str(min(first + k, first + max(n - 1, 0)))
-                labels[lab] = Target(ref_id, at or "", "equation")
+            for lab, at in numbers.items():
+                labels[lab] = Target(ref_id, at, "equation")
             continue
         kind = (
             FLOAT_KIND.get(name)
