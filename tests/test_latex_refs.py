@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from corpus.ingest.eprint import LatexSource
+from conftest import DATA
+
+from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.document import StructuredDoc
 from corpus.parse.latex import parse_latex
 
@@ -71,3 +73,33 @@ def test_equation_rows_tags_and_subequations() -> None:
         preamble="\\usepackage{amsmath}",
     )
     assert doc.body_text[-1].text == "Refs (1), (2), (T), (3), (4b), (4), (5)."
+
+
+def test_display_equations_stay_in_the_parse(shared_data) -> None:
+    """S2ORC keeps a display equation where it stands: an equation span (here of no width:
+    the text around it is unchanged) with its LaTeX and its ``EQREFn`` entry. The releases
+    print the text as before: peS2o and CiteWorth read the same paragraphs."""
+    from corpus.release.pes2o import body_paragraphs
+
+    doc = _parse(
+        "\\section{S}\nLet\n\\begin{equation}x=1\\label{e}\\end{equation}\nThen, assuming \\eqref{e}, we go on.\n\n"
+        "\\[ y = 2 \\]\n\nNext paragraph.",
+        preamble="\\usepackage{amsmath}",
+    )
+    first = doc.body_text[0]
+    assert first.text == "Let Then, assuming (1), we go on."
+    (eq, display) = first.eq_spans
+    assert (eq.start, eq.end, eq.text, eq.ref_id, eq.latex) == (3, 3, "", "EQREF0", "x=1\\label{e}")
+    assert doc.ref_entries["EQREF0"].type == "equation" and doc.ref_entries["EQREF0"].num == "1"
+    # an equation standing alone between blank lines belongs to the paragraph before it
+    assert (display.start, display.ref_id, display.latex) == (len(first.text), "EQREF1", "y = 2")
+    assert [p.text for p in doc.body_text] == [first.text, "Next paragraph."]
+    assert [t for _, t in body_paragraphs(doc)] == [first.text, "Next paragraph."]
+    # real paper: every display equation of msd-errors' body is anchored once
+    root = DATA / "fidelity" / "latex" / "arm61+msd-errors" / "arxiv"
+    msd = parse_latex(assemble_source(root, find_main_tex(root)), "msd")
+    anchored = [s.ref_id for p in msd.abstract + msd.body_text + msd.back_matter for s in p.eq_spans]
+    assert len(anchored) == len(set(anchored)) > 10
+    for p in msd.body_text:
+        for s in p.eq_spans:
+            assert 0 <= s.start == s.end <= len(p.text) and msd.ref_entries[s.ref_id].latex == s.latex

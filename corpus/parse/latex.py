@@ -113,6 +113,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
 
     definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels)
+    ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
     body = body_start(taken.body)
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)

@@ -12,7 +12,7 @@ from corpus.parse.document import RefEntry
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex_equations import EquationNumbers
 from corpus.parse.latex_labels import Target
-from corpus.parse.latex_spans import GAP
+from corpus.parse.latex_spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
@@ -185,8 +185,9 @@ def take_out(
         found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
         found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
-            out.append(GAP)  # not whitespace: a display equation must not become a blank line
-            ref_id = f"EQREF{len([k for k in ref_entries if k.startswith('EQREF')])}"
+            n = sum(1 for k in ref_entries if k.startswith("EQREF"))
+            ref_id = f"EQREF{n}"
+            out.append(equation_mark(n))  # a space where it stood, never a paragraph break
             num, numbers = equations.number(reg.start, name, reg.content, ref_id)
             ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
             for lab, at in numbers.items():

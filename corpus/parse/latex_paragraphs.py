@@ -32,7 +32,7 @@ _PAR_RE = re.compile(r"\\par(?![A-Za-z])")
 
 def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = None) -> Paragraph | None:
     """One paragraph's LaTeX -> a :class:`Paragraph` with its spans (None when it has no text)."""
-    b = Builder()
+    b = Builder(ctx.equations)
     pos = 0
     latex = strip_arguments(latex)
     for m in _HANDLED_RE.finditer(latex):
@@ -64,7 +64,15 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
     b.add(latex_to_text(latex[pos:], stripped=True))
-    return b.paragraph(section, sec_num)
+    para = b.paragraph(section, sec_num)
+    if para is None:
+        ctx.orphan_eqs += b.eqs  # a display equation alone: its paragraph anchors it
+    elif ctx.orphan_eqs:
+        for e in ctx.orphan_eqs:
+            e.start = e.end = 0
+        para.eq_spans[:0] = ctx.orphan_eqs
+        ctx.orphan_eqs = []
+    return para
 
 
 def paragraphs(
@@ -85,6 +93,11 @@ def paragraphs(
                 del ctx.footnotes[notes:]
             elif p is not None:
                 out.append(p)
+            elif ctx.orphan_eqs and out:  # an equation standing alone ends the paragraph before it
+                for e in ctx.orphan_eqs:
+                    e.start = e.end = len(out[-1].text)
+                out[-1].eq_spans.extend(ctx.orphan_eqs)
+                ctx.orphan_eqs = []
     return out
 
 
