@@ -682,3 +682,18 @@ def test_inline_array_is_math_not_a_table(shared_data) -> None:
     text = " ".join(p.text for p in doc.body_text)
     assert "ccccc" not in text and "(If m^' is a maximal ideal) , with π ∘ i an isomorphism." in text
     assert not any(e.type == "table" and "array" in (e.latex or "")[:20] for e in doc.ref_entries.values())
+
+
+def test_an_unclosed_environment_ends_with_its_paragraph(shared_data) -> None:
+    """Issue 34: a figure or an equation never closed no longer fails the paper; TeX ends an
+    unclosed display at the end of its paragraph, and so does the parser, with a warning. A
+    real paper with one ``\\end{figure}`` and one ``\\end{equation}`` removed keeps its text."""
+    src = _source(LEGWORK)
+    good = parse_latex(src, "legwork")
+    text = src.text.replace("\\end{figure}", "", 1).replace("\\end{equation}", "", 1)
+    warnings: list[str] = []
+    doc = parse_latex(src.model_copy(update={"text": text}), "legwork", warnings=warnings)
+    assert [w.split(":")[0] for w in warnings] == ["unbalanced_environment"] * 2
+    kept = {p.text for p in good.body_text} & {p.text for p in doc.body_text}
+    assert len(kept) >= len(good.body_text) - 4
+    _spans_exact(doc)

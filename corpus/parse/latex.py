@@ -71,8 +71,9 @@ SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to
 
 def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None = None) -> StructuredDoc:
     """One paper's LaTeX -> :class:`StructuredDoc`; raises :class:`LatexError` (codes
-    ``unbalanced_environment``, ``macro_blowup``) for broken input. What TeX would only warn
-    about (unbalanced braces) is repaired as TeX does and appended to ``warnings``."""
+    ``unbalanced_braces`` past repair, ``macro_blowup``) for broken input. What TeX recovers
+    from (unbalanced braces, an environment never closed) is repaired as TeX does and
+    appended to ``warnings``."""
     text = balance_braces(clean(source.text), warnings)
     macros, text = collect_macros(text)
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
@@ -112,7 +113,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     )
 
     definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
-    taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels)
+    taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
     body = body_start(taken.body)

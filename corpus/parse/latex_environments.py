@@ -12,6 +12,7 @@ from corpus.parse.document import RefEntry
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex_equations import EquationNumbers
 from corpus.parse.latex_labels import Target
+from corpus.parse.latex_recovery import paragraph_end
 from corpus.parse.latex_spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
@@ -57,14 +58,38 @@ class Region:
     content: str
 
 
-def environments(body: str, user: dict[str, str] | None = None) -> list[Region]:
+def environments(
+    body: str, user: dict[str, str] | None = None, warnings: list[str] | None = None
+) -> list[Region]:
     """Top-level regions of environments that leave the body text, in order (``user``: the
-    paper's own environments that are figures, tables or equations)."""
+    paper's own environments that are figures, tables or equations). One never closed ends
+    where its paragraph ends, as TeX ends an unclosed display at the paragraph's end ("Missing
+    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there."""
     user = user or {}
+    regions: list[Region] = []
+    start = 0
+    while True:
+        found, unclosed = _scan(body, start, user)
+        regions += found
+        if unclosed is None:
+            return regions
+        begin, name, content = unclosed
+        end = paragraph_end(body, content)
+        if warnings is not None:
+            line = body.count("\n", 0, begin) + 1
+            warnings.append(
+                f"unbalanced_environment: \\begin{{{name}}} (body line {line}) never closed; closed where its paragraph ends"
+            )
+        regions.append(Region(begin, end, name, body[content:end]))
+        start = end
+
+
+def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tuple[int, str, int] | None]:
+    """The regions from ``start`` on, and the one left open (its start, name and content start)."""
     regions: list[Region] = []
     stack: list[str] = []
     active: tuple[int, int, str, int] | None = None  # (stack index, start, name, content start)
-    for m in _ENV_RE.finditer(body):
+    for m in _ENV_RE.finditer(body, start):
         kind, name = m.group(1), m.group(2).strip()
         if kind == "begin":
             stack.append(name)
@@ -88,12 +113,7 @@ def environments(body: str, user: dict[str, str] | None = None) -> list[Region]:
         if active is not None and idx <= active[0]:
             regions.append(Region(active[1], m.end(), active[2], body[active[3] : m.start()]))
             active = None
-    if active is not None:
-        line = body.count("\n", 0, active[1]) + 1
-        raise LatexError(
-            "unbalanced_environment", f"\\begin{{{active[2]}}} (body line {line}) is never closed"
-        )
-    return regions
+    return regions, (active[1], active[2], active[3]) if active is not None else None
 
 
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
@@ -162,7 +182,11 @@ class TakenOut:
 
 
 def take_out(
-    body: str, user_envs: dict[str, str], ref_entries: dict[str, RefEntry], labels: dict[str, Target]
+    body: str,
+    user_envs: dict[str, str],
+    ref_entries: dict[str, RefEntry],
+    labels: dict[str, Target],
+    warnings: list[str] | None = None,
 ) -> TakenOut:
     """Cut the environments that leave the body: floats and display equations become ref
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
@@ -171,7 +195,7 @@ def take_out(
     equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
     out, pos = [], 0
-    for reg in environments(body, user_envs):
+    for reg in environments(body, user_envs, warnings):
         out.append(body[pos : reg.start])
         pos = reg.end
         name = reg.name

@@ -36,7 +36,7 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
         raise LatexError(
             "unbalanced_braces", f"{len(opened)} '{{' never closed and {len(edits)} '}}' closing nothing"
         )
-    edits += [(_paragraph_end(text, p + 1), "}", p) for p in opened]
+    edits += [(paragraph_end(text, p + 1), "}", p) for p in opened]
     edits.sort()
     out, pos = [], 0
     for at, repl, origin in edits:
@@ -51,7 +51,7 @@ def balance_braces(text: str, warnings: list[str] | None = None) -> str:
     return "".join(out)
 
 
-def _paragraph_end(text: str, i: int) -> int:
+def paragraph_end(text: str, i: int) -> int:
     """Where the paragraph holding ``text[i]`` ends: the first blank line or ``\\par`` outside
     the groups and environments opened after ``i``, or an ``\\end`` of one opened before
     (looked for over a bounded window, then the next blank line, so a hostile text stays linear)."""
