@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from corpus.parse.document import EqSpan, Paragraph, Span
-from corpus.parse.latex_bib import _Item
+from corpus.parse.latex_bibentry import _Item
 from corpus.parse.latex_braces import WS
 from corpus.parse.latex_labels import Target
 from corpus.parse.latex_style import CiteForm, NumberForm
