@@ -44,3 +44,21 @@ def _ids(latex: str, text: str) -> dict[str, list[str]]:
                 ids["arXiv"] = [aid]
                 return ids
     return ids
+
+
+_TRAILING_YEAR = re.compile(r"\s*,\s*(?:1[89]|20)\d\d[a-z]?\s*$")
+_VOLUME_RE = re.compile(r"\b[Vv]ol(?:ume)?\.?\s*(\d+)")
+
+
+def clean_title(title: str) -> str:
+    """A title as printed: no braces (a .bib's escaped ``\\{ATLAS\\}`` protects case, it prints
+    no brace), no year after it (natbib's @misc prints "Title, 2023."), no closing period."""
+    if "{" in title or "}" in title:
+        title = title.replace("{", "").replace("}", "")
+    return _TRAILING_YEAR.sub("", title).strip(" .,")
+
+
+def volume_of(text: str) -> str:
+    """The volume a reference names ("Vol. 485"), or ""."""
+    m = _VOLUME_RE.search(text)
+    return m.group(1) if m else ""

@@ -9,9 +9,9 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex_bibentry import _YEAR_RE, _ids, _Item
+from corpus.parse.latex_bibentry import _YEAR_RE, _ids, _Item, clean_title, volume_of
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
-from corpus.parse.latex_names import _AUTHOR_LIST_RE, _ET_AL, _split_authors
+from corpus.parse.latex_names import _AUTHOR_LIST_RE, _ET_AL, _NAME_RE, _split_authors
 from corpus.parse.latex_text import _HREF_RE, _URL_RE, _plain
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
@@ -50,6 +50,7 @@ _LABEL_CMD_RE = re.compile(r"\\(?:protect\s*)?\\(citeauthoryear|astroncite|citen
 _INITIAL_END = re.compile(r"(?:^|[\s.~\-])(?:[A-Z]|al|eds?|Jr|Sr|vs|[Vv]ol|[Nn]o|pp?|St|Ph|Dr|Th|Ch)$")
 _VOLUME_NEXT = re.compile(r"\s*[,.;:]?\s*(?:\{\\bf\s*|\\textbf\s*\{|\()?\s*\d")
 _WORDS_BEFORE_NUMBER = re.compile(r"[^\d{}\\]*?[^\W\d_]{2,}")
+_LINK_BLOCK_RE = re.compile(r"\s*(?:URL\b|https?:|doi\b|Available)", re.I)  # a block that is no venue
 _BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
 
 
@@ -90,10 +91,11 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     year = int(ym.group(0)) if ym else None
     return BibEntry(
         ref_id=f"BIBREF{idx}",
-        title=title,
+        title=clean_title(title),
         authors=_split_authors(_plain(authors_latex)),
         year=year,
         venue=venue[:300],
+        volume=volume_of(raw) if not title and venue else "",
         other_ids=_ids(body, raw),
         num=idx,
         raw_text=raw,
@@ -121,7 +123,7 @@ def _by_blocks(body: str) -> tuple[str, str, str] | None:
         if not _is_title(title):
             continue
         venue = ""
-        if k + 1 < len(blocks):
+        if k + 1 < len(blocks) and not _LINK_BLOCK_RE.match(_plain(blocks[k + 1])):
             it = _first_italic(blocks[k + 1])
             venue = re.sub(r"^In\s+", "", _plain(it[0] if it else blocks[k + 1]).strip(" .,"))
         return " ".join(blocks[:k]), title.strip(" .,"), venue
@@ -198,11 +200,19 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     if m is None:
         return None
     authors, rest = plain[: m.end()], plain[m.end() :]
+    if _NAME_RE.match(rest.lstrip(" ,;&.")):  # another name follows ("Gott J. Richard I, ..."): no clean list
+        return None
     comma_style = rest.lstrip()[:1] == ","
     year = _YEAR_AFTER_NAMES.match(rest)
     rest = rest[year.end() :] if year else rest.lstrip(" ,.:;")
     if not rest:
         return authors, "", venue
+    proceedings = _IN_SERIES_RE.match(rest) if year and not venue else None
+    if proceedings:  # AAS: "2014, in ASP Conference Series, Vol. 485, ...": a venue, no title
+        return authors, "", proceedings.group(1).strip(" .,")
+    published = _PUBLISHER_RE.match(rest) if not venue else None
+    if published:  # "Deep Learning (MIT Press, 2016).": the title, then its publisher and year
+        return authors, published["title"], published["publisher"].split(",")[0].strip()
     comma = rest.find(", ")
     if (comma_style or year) and comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not venue:
         return authors, "", rest[:comma].strip(" .,")  # "2017, Phys. Rev. Lett., 119, 1": no title
@@ -225,6 +235,10 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
 
 
 _SENTENCE_END = re.compile(r"\.\s+(?=[^\s,;:)\]])")
+_IN_SERIES_RE = re.compile(r"[Ii]n\s+(.+?)(?=,\s*(?:[Vv]ol\b|eds?\.|\d)|\s*\(|$)")
+_PUBLISHER_RE = re.compile(
+    r"(?P<title>[^()]{4,}?)\s*\((?P<publisher>[^()]*?[^\W\d_][^()]*?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*\.?\s*$"
+)
 
 
 def _sentence_end(text: str, m: re.Match) -> bool:
@@ -274,7 +288,9 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
     clean = _clean_bbl(body)
     raw = _plain(_NEWBLOCK_RE.sub(" ", clean))
     ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year")) or _YEAR_RE.search(raw)
-    title = one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
+    title = clean_title(
+        one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
+    )
     venue = one("journal")
     if not venue:
         booktitle = one("booktitle")

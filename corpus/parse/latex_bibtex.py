@@ -14,7 +14,7 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex_bibentry import _ids, _Item
+from corpus.parse.latex_bibentry import _ids, _Item, clean_title
 from corpus.parse.latex_braces import WS, brace_excess, match_brace
 from corpus.parse.latex_text import _plain
 
@@ -186,7 +186,7 @@ def _bib_ids(fields: dict[str, str]) -> dict[str, list[str]]:
 
 def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
     authors = _bib_authors(fields.get("author", fields.get("editor", "")))
-    title = _plain(fields.get("title", "")).strip(" .")
+    title = clean_title(_plain(fields.get("title", "")))
     venue = _plain(
         fields.get("journal")
         or fields.get("booktitle")

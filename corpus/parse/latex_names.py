@@ -20,13 +20,15 @@ _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽ
 _INITIALS = rf"[{_UP}][a-z]?\.(?:[\s\-]*[{_UP}][a-z]?\.)*"
 _SURNAME = rf"[{_UP}][\w'’\-]*[a-zß-ÿā-ž]"
 _PARTICLES = r"(?:(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ter|ten|zu|St\.)\s+)*"
+# IOP and Vancouver styles write the initials without periods: "Abbott B P", "Wang X-L", "Smith JK"
+_BARE_INITIALS = rf"[{_UP}](?:-?[{_UP}]){{0,2}}(?:\s+[{_UP}](?:-?[{_UP}])?)*(?![\w’'])(?!\.\w)"
 _NAME_RE = re.compile(
     rf"(?P<blast>{_PARTICLES}{_SURNAME}(?:\s+{_SURNAME})?),?\s+(?P<bfirst>{_INITIALS})"
     rf"|(?P<afirst>{_INITIALS})\s*(?P<alast>{_PARTICLES}{_SURNAME})"
+    rf"|(?P<clast>{_PARTICLES}{_SURNAME}(?:\s+{_SURNAME})?)\s+(?P<cfirst>{_BARE_INITIALS})"
 )
 _NAME_SEP = r"(?:\s*,\s*(?:and\s+|&\s*)?|\s+and\s+|\s*&\s*|\s*;\s*)"
-_NAME_ONE = _NAME_RE.pattern.replace("?P<blast>", "?:").replace("?P<bfirst>", "?:")
-_NAME_ONE = _NAME_ONE.replace("?P<afirst>", "?:").replace("?P<alast>", "?:")
+_NAME_ONE = re.sub(r"\?P<\w+>", "?:", _NAME_RE.pattern)
 _AUTHOR_LIST_RE = re.compile(
     rf"\s*(?:{_NAME_ONE})(?:{_NAME_SEP}(?:{_NAME_ONE}))*(?:,?\s*(?:et\.?\s*al\.?|and\s+others))?"
     r"(?=\s*(?:[,.:;(]|\d|$)|\s+[^\W\d_])"
@@ -47,10 +49,17 @@ def _initials_names(text: str) -> list[Author] | None:
         return None
     out = []
     for nm in _NAME_RE.finditer(text, 0, m.end()):
-        first = (
-            (nm["bfirst"] or nm["afirst"]).replace(" ", "").replace(".", ". ").replace(". -", ".-").split()
-        )
-        last = WS.sub(" ", nm["blast"] or nm["alast"]).strip()
+        if nm["cfirst"]:
+            first = nm["cfirst"].split()
+        else:
+            first = (
+                (nm["bfirst"] or nm["afirst"])
+                .replace(" ", "")
+                .replace(".", ". ")
+                .replace(". -", ".-")
+                .split()
+            )
+        last = WS.sub(" ", nm["blast"] or nm["alast"] or nm["clast"]).strip()
         out.append(Author(first=first[0] if first else "", middle=first[1:], last=last))
     return out
 
@@ -83,8 +92,12 @@ def _split_authors(text: str) -> list[Author]:
             break  # a number, a link, "Phys. Rev." or "learning of things": the names are over
         if not tokens or len(tokens) > 6 or not any(c.isupper() for c in name):
             continue
-        if len(tokens) > 1 and _VANCOUVER_INITIALS.fullmatch(tokens[-1]) and not tokens[0].isupper():
-            out.append(Author(first=tokens[-1], last=" ".join(tokens[:-1])))  # "Abbott BP" (ARA&A, Vancouver)
+        k = len(tokens)  # "Abbott BP", "Nielsen M A" (ARA&A, Vancouver, IOP): initials after the surname
+        while k > 1 and _VANCOUVER_INITIALS.fullmatch(tokens[k - 1].replace("-", "")):
+            k -= 1
+        if k < len(tokens) and not tokens[0].isupper():
+            initials = tokens[k:]
+            out.append(Author(first=initials[0], middle=initials[1:], last=" ".join(tokens[:k])))
             continue
         out.append(Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1]))
     return out
