@@ -94,3 +94,24 @@ def read_arg(s: str, i: int) -> tuple[str, int]:
         m = _CONTROL_SEQUENCE.match(s, j)
         return m.group(), m.end()
     return s[j], j + 1
+
+
+def control_words(names: set[str] | frozenset[str] | list[str]) -> str:
+    """A regex alternation of command names built as a trie (``a(?:ddcontentsline|ffil)|...``):
+    one branch per first letter instead of one per name, so a search over a paper stays fast
+    whatever the table's size. Match it after a backslash, with ``(?![A-Za-z])`` after it."""
+    tree: dict = {}
+    for name in names:
+        node = tree
+        for c in name:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        branches = [re.escape(c) + build(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(tree)

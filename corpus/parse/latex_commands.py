@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional, skip_ws
+from corpus.parse.latex_braces import LatexError, control_words, read_arg, read_group, read_optional, skip_ws
 
 
 def _table(spec_names: str) -> dict[str, str]:
@@ -93,7 +93,9 @@ ARGUMENTS: dict[str, str] = _table(
     mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};"""
 )
 
-_COMMAND_RE = re.compile(r"\\([A-Za-z]+)\*?")
+_COMMAND_RE = re.compile(
+    r"\\(" + control_words({k for k in ARGUMENTS if not k.startswith("{")}) + r")(?![A-Za-z])\*?"
+)
 _GLUE_RE = re.compile(
     r"\s*=?\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\\[A-Za-z]+)"
     r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|\\[A-Za-z]+))*"
@@ -148,9 +150,9 @@ def strip_arguments(latex: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _COMMAND_RE.finditer(latex):
-        spec = ARGUMENTS.get(m.group(1))
-        if spec is None or m.start() < pos:
+        if m.start() < pos:
             continue
+        spec = ARGUMENTS[m.group(1)]
         try:
             texts, end = read_arguments(latex, m.end(), spec)
         except LatexError:

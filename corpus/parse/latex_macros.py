@@ -239,13 +239,25 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
 
 # ----------------------------------------------------------------------------- conditionals
 
-_COND_EVENT_RE = re.compile(
+_IFTHEN_CMDS = (
     r"\\(?P<cmd>newboolean|provideboolean|setboolean|newtoggle|providetoggle|toggletrue|togglefalse"
     r"|settoggle|ifthenelse|iftoggle)(?![A-Za-z@])"
-    r"|\\newif\s*\\if(?P<newif>[A-Za-z@]+)"
-    r"|\\(?P<switch>[A-Za-z@]+?)(?P<value>true|false)(?![A-Za-z@])"
-    r"|\\if(?P<test>[A-Za-z@]+)(?![A-Za-z@])"
 )
+_NEWIF_RE = re.compile(r"\\newif\s*\\if([A-Za-z@]+)")
+
+
+def _events(switches: list[str]) -> re.Pattern:
+    """What :func:`conditionals` reads: ifthen and etoolbox commands, ``\\newif`` declarations,
+    and the switches those declare (``\\Xtrue``, ``\\ifX``; ``\\iftrue``)."""
+    names = "|".join(re.escape(n) for n in sorted(set(switches), key=len, reverse=True))
+    return re.compile(
+        _IFTHEN_CMDS
+        + r"|\\newif\s*\\if(?P<newif>[A-Za-z@]+)"
+        + (rf"|\\(?P<switch>{names})(?P<value>true|false)(?![A-Za-z@])" if names else "")
+        + rf"|\\if(?P<test>{names + '|' if names else ''}true)(?![A-Za-z@])"
+    )
+
+
 _TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
 _NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff", "ifmmode@"})
 _BOOL_TEST_RE = re.compile(r"\\(NOT|AND|OR|boolean|equal)(?![A-Za-z])")
@@ -256,24 +268,25 @@ def conditionals(text: str) -> str:
     ``\\ifthenelse`` on ifthen booleans (false until ``\\setboolean``) and ``\\equal``,
     etoolbox's ``\\iftoggle``, and ``\\ifX ... \\else ... \\fi`` for switches declared by
     ``\\newif`` (false until ``\\Xtrue``) and ``\\iftrue``. Others are left as they are."""
-    if "\\if" not in text and "boolean" not in text and "toggle" not in text:
+    if not any(w in text for w in ("\\newif", "\\iftrue", "\\ifthenelse", "boolean", "toggle")):
         return text
     flags: dict[str, bool] = {"true": True}  # \iftrue
     switches: set[str] = {"true"}
+    events = _events(_NEWIF_RE.findall(text))
     out: list[str] = []
     pos = 0
     for _ in range(100_000):  # each step consumes text: bounded
-        m = _COND_EVENT_RE.search(text, pos)
+        m = events.search(text, pos)
         if m is None:
             break
         out.append(text[pos : m.start()])
         pos = m.end()
-        if m["newif"]:
+        if m.group("newif"):
             switches.add(m["newif"])
             flags[m["newif"]] = False
             out.append("{}")  # no text, but the line it was on is no blank line
             continue
-        if m["switch"]:
+        if m.groupdict().get("switch"):
             if m["switch"] in switches:
                 flags[m["switch"]] = m["value"] == "true"
                 out.append("{}")

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from unicodeit.data import COMBININGMARKS, REPLACEMENTS
 
+from corpus.parse.latex_braces import control_words
+
 # Accents unicodeit names, and the wide / extra forms LaTeX and amsmath add.
 ACCENTS: dict[str, str] = {latex[1:]: mark for latex, mark in COMBININGMARKS}
 ACCENTS.update(
@@ -58,11 +60,9 @@ def _alphabets() -> dict[str, dict[str, str]]:
 
 
 _ALPHABETS = _alphabets()
-_STYLE_RE = re.compile(
-    r"\\(" + "|".join(sorted(set(ACCENTS) | set(_FAMILY_OF), key=len, reverse=True)) + r")(?![A-Za-z])"
-    r"\s*(?:\{([^{}]*)\}|(\\[A-Za-z]+)|([A-Za-z0-9]))"
-)
-_COMMANDS_RE = re.compile(r"\\(?:" + "|".join(sorted(set(ACCENTS) | set(_FAMILY_OF))) + r")(?![A-Za-z])")
+_NAMES = control_words(set(ACCENTS) | set(_FAMILY_OF))
+_STYLE_RE = re.compile(r"\\(" + _NAMES + r")(?![A-Za-z])" r"\s*(?:\{([^{}]*)\}|(\\[A-Za-z]+)|([A-Za-z0-9]))")
+_COMMANDS_RE = re.compile(r"\\(?:" + _NAMES + r")(?![A-Za-z])")
 
 
 def has_style(chunk: str) -> bool:
@@ -100,4 +100,5 @@ def _apply(m: re.Match, to_text: Callable[[str], str]) -> str:
         styled = unicodedata.normalize("NFC", styled)
     # "\\cdot\\vec v": the letters must not join the control word before them
     joins = styled[:1].isascii() and styled[:1].isalpha()
-    return " " + styled if joins and _AFTER_CONTROL_WORD.search(m.string, 0, m.start()) else styled
+    before = m.string[max(m.start() - 40, 0) : m.start()]  # a window: the search is anchored at its end
+    return " " + styled if joins and _AFTER_CONTROL_WORD.search(before) else styled

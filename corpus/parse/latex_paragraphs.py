@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
-from corpus.parse.latex_braces import LatexError, read_group, read_optional
+from corpus.parse.latex_braces import LatexError, control_words, read_group, read_optional
 from corpus.parse.latex_cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
 from corpus.parse.latex_commands import ARGUMENTS, environment_arguments, strip_arguments
 from corpus.parse.latex_spans import Builder, Context
@@ -18,9 +18,7 @@ from corpus.parse.latex_text import latex_to_text
 
 _FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
-    r"\\("
-    + "|".join(sorted(CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS, key=len, reverse=True))
-    + r")(?![A-Za-z])(\*?)"
+    r"\\(" + control_words(CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS) + r")(?![A-Za-z])(\*?)"
 )
 # commands the parser reads itself: an e-print's .sty must not redefine them
 INTERPRETED = CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
