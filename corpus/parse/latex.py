@@ -62,9 +62,10 @@ __all__ = [
     "parse_latex",
 ]
 
-PARSER_VERSION = (
-    "corpus.parse.latex/2"  # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser)
-)
+# 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: issue 34 (math
+# accents and alphabets, one argument table, theorem headings, citation forms, front matter, fields,
+# equations kept as spans, unclosed environments recovered)
+PARSER_VERSION = "corpus.parse.latex/3"
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 

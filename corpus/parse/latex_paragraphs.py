@@ -25,6 +25,12 @@ INTERPRETED = CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if n
 _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
 _ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
+# a \begin whose arguments must be read: one in the table, or any with an optional argument
+_ARGUMENT_ENV_RE = re.compile(
+    r"\\begin\s*\{(?:"
+    + control_words({k[1:-1] for k in ARGUMENTS if k.startswith("{")})
+    + r")\}|\\begin\s*\{[^{}]*\}\s*\["
+)
 _PAR_RE = re.compile(r"\\par(?![A-Za-z])")
 
 
@@ -104,6 +110,8 @@ def _environment_breaks(latex: str) -> str:
     but for those the table says are text (:func:`~corpus.parse.latex_commands.environment_arguments`)."""
     if "\\begin" not in latex and "\\end" not in latex:
         return latex
+    if _ARGUMENT_ENV_RE.search(latex) is None:  # the common case: no argument to read, one C-level pass
+        return _ENV_TOKEN_RE.sub("\n\n", latex)
     out, pos = [], 0
     for m in _ENV_TOKEN_RE.finditer(latex):
         if m.start() < pos:

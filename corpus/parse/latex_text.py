@@ -1,9 +1,10 @@
-"""LaTeX snippets -> plain text, and the brace reading both the parser and the
-bibliography readers use (:mod:`corpus.parse.latex`, :mod:`corpus.parse.latex_bib`).
+"""LaTeX snippets -> plain text: fast tables first, pylatexenc on what is left.
 
-pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so
-:func:`latex_to_text` converts with a small table of common macros first and calls
-pylatexenc only on the few leftover pieces (cached).
+Commands whose arguments are no text go first (:mod:`corpus.parse.latex_commands`), math
+accents and alphabets are read by :mod:`corpus.parse.latex_math`. pylatexenc turns LaTeX
+into text at ~120-190 kB/s here, too slow for whole papers, so :func:`latex_to_text` converts
+with a small table of common macros first and calls pylatexenc only on the few leftover
+pieces (cached).
 """
 
 from __future__ import annotations
