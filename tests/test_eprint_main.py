@@ -135,3 +135,18 @@ def test_main_file_reasons_on_the_real_layouts(shared_data) -> None:
     repo = DATA / "latex_sources" / "paper_repos" / "DropImpact_PRL_arXiv"
     main, why = main_file(repo)
     assert main == repo / "ms.tex" and "supplement" in why
+
+
+def test_many_documents_and_a_shared_input_stay_fast(tmp_path: Path) -> None:
+    """Hundreds of documents that all input one large file: the choice reads each file once."""
+    import time
+
+    (tmp_path / "macros.tex").write_text("\\newcommand{\\x}{x}\n" * 20_000)
+    for i in range(200):
+        (tmp_path / f"doc{i:03}.tex").write_text(
+            "\\documentclass{article}\\input{macros}\\begin{document}" + "w " * (i + 1) + "\\end{document}\n"
+        )
+    start = time.process_time()
+    main, why = main_file(tmp_path)
+    assert main == tmp_path / "doc199.tex" and "larger" in why
+    assert time.process_time() - start < 10

@@ -447,13 +447,47 @@ def find_main_tex(root: Path) -> Path | None:
 
 
 @dataclass
+class _Facts:
+    """What one .tex file holds that the choice of the main file looks at."""
+
+    size: int
+    docclass: bool
+    begins: bool  # \\begin{document}
+    latexdiff: bool
+    letter: bool  # a letter class
+    inline_bibliography: bool  # thebibliography, or no bibliography command at all needed
+    printbibliography: bool
+    bibliographies: list[str]  # what its \\bibliography / \\addbibresource name
+
+
+def _facts(text: str) -> _Facts:
+    return _Facts(
+        size=len(text),
+        docclass=_DOCCLASS_RE.search(text) is not None,
+        begins=_BEGIN_DOC_RE.search(text) is not None,
+        latexdiff=_LATEXDIFF_RE.search(text) is not None,
+        letter=_LETTER_CLASS_RE.search(text) is not None,
+        inline_bibliography="thebibliography" in text,
+        printbibliography=re.search(r"\\printbibliography(?![A-Za-z])", text) is not None,
+        bibliographies=[n.strip() for m in _ADDBIB_RE.finditer(text) for n in m[1].split(",") if n.strip()],
+    )
+
+
+@dataclass
 class _Candidate:
     """A file whose inputs reach a ``\\documentclass`` and a ``\\begin{document}``."""
 
     path: Path
     text: str  # the file itself
-    reach: str  # the file and every .tex file it inputs, transitively
     files: set[Path]  # the files it reaches (itself included)
+    facts: list[_Facts]  # of those files
+
+    @property
+    def size(self) -> int:
+        return sum(f.size for f in self.facts)
+
+    def any(self, name: str) -> bool:
+        return any(getattr(f, name) for f in self.facts)
 
 
 def main_file(root: Path) -> tuple[Path | None, str]:
@@ -476,15 +510,16 @@ def main_file(root: Path) -> tuple[Path | None, str]:
     for path in _tex_files(root):
         if path.stat().st_size <= 32 * 1024 * 1024:
             texts[path.resolve()] = strip_comments(read_text(path)[0])
+    facts = {path: _facts(text) for path, text in texts.items()}
     toplevel, ignored = _readme_directives(root)
     candidates: list[_Candidate] = []
     for path, text in texts.items():
         if path in ignored:
             continue
         files = _reached_files(root, path, texts)
-        reach = "\n".join(texts[f] for f in sorted(files))
-        if _DOCCLASS_RE.search(reach) and _BEGIN_DOC_RE.search(reach):
-            candidates.append(_Candidate(path, text, reach, files))
+        c = _Candidate(path, text, files, [facts[f] for f in files])
+        if c.any("docclass") and c.any("begins"):
+            candidates.append(c)
     for name in toplevel:
         for c in candidates:
             if c.path == (root / name).resolve():
@@ -493,19 +528,20 @@ def main_file(root: Path) -> tuple[Path | None, str]:
         return None, "no file reaches \\documentclass and \\begin{document}"
     if len(candidates) == 1:
         return candidates[0].path, "the only document"
-    largest = max(len(c.reach) for c in candidates)
+    largest = max(c.size for c in candidates)
+    included = {f for o in candidates for f in o.files if f != o.path}
 
     def rank(c: _Candidate) -> tuple:
         stem = c.path.stem.lower()
         return (
-            bool(_LATEXDIFF_RE.search(c.reach)),
+            c.any("latexdiff"),
             bool(_PANDOC_TEMPLATE_RE.search(c.text)),
-            any(c.path in o.files for o in candidates if o is not c),
-            any(w in stem for w in _SIDE_WORDS) or bool(_LETTER_CLASS_RE.search(c.reach)),
-            len(c.reach) * 4 < largest,
+            c.path in included,
+            any(w in stem for w in _SIDE_WORDS) or c.any("letter"),
+            c.size * 4 < largest,
             len(c.path.relative_to(root).parts),
             not _bibliography_resolves(root, c),
-            -len(c.reach),
+            -c.size,
             stem not in _MAIN_NAMES,
             c.path.as_posix(),
         )
@@ -588,11 +624,11 @@ def _bibliography_resolves(root: Path, c: _Candidate) -> bool:
     """Whether the document's bibliography is there: its own .bbl, an inline
     ``thebibliography``, or a .bib / .bbl its ``\\bibliography`` names (no bibliography at all
     counts as resolved: nothing is missing)."""
-    if c.path.with_suffix(".bbl").is_file() or "thebibliography" in c.reach:
+    if c.path.with_suffix(".bbl").is_file() or c.any("inline_bibliography"):
         return True
-    names = [n.strip() for m in _ADDBIB_RE.finditer(c.reach) for n in m[1].split(",") if n.strip()]
+    names = [n for f in c.facts for n in f.bibliographies]
     if not names:
-        return not re.search(r"\\printbibliography(?![A-Za-z])", c.reach)
+        return not c.any("printbibliography")
     for n in names:
         stem = n[:-4] if n.endswith(".bib") else n
         for base in (c.path.parent, root):

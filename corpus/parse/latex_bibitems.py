@@ -237,7 +237,7 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
 _SENTENCE_END = re.compile(r"\.\s+(?=[^\s,;:)\]])")
 _IN_SERIES_RE = re.compile(r"[Ii]n\s+(.+?)(?=,\s*(?:[Vv]ol\b|eds?\.|\d)|\s*\(|$)")
 _PUBLISHER_RE = re.compile(
-    r"(?P<title>[^()]{4,}?)\s*\((?P<publisher>[^()]*?[^\W\d_][^()]*?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*\.?\s*$"
+    r"(?P<title>[^()]{4,300}?)\s*\((?P<publisher>[^()\d]{2,200}?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*\.?\s*$"
 )
 
 

@@ -41,7 +41,7 @@ _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers wi
 DEFCITEALIAS_RE = re.compile(r"\\defcitealias\s*\{([^{}]*)\}\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 
 CiteGroup = tuple[str | None, str | None, list[str]]  # (prenote, postnote, keys)
-_ANGLE_RE = re.compile(r"\s*<([^<>]*)>")
+_ANGLE_RE = re.compile(r"\s*<([^<>\n]{0,300})>")
 
 
 def cite_keys(s: str, i: int, multi: bool) -> tuple[list[CiteGroup], int]:

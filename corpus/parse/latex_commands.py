@@ -100,7 +100,6 @@ _GLUE_RE = re.compile(
     r"\s*=?\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\\[A-Za-z]+)"
     r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|\\[A-Za-z]+))*"
 )
-_TIKZ_PATH_RE = re.compile(r"[^;{}]*(?:\{[^{}]*\}[^;{}]*)*;")
 
 
 def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
@@ -135,9 +134,10 @@ def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
             group, j = read_group(s, i)
             if group is not None:
                 i = j
-            else:
-                m = _TIKZ_PATH_RE.match(s, i)
-                i = m.end() if m else i
+            else:  # a path: up to its ";" (near, and within the paragraph)
+                end = s.find(";", i, i + 4000)
+                if end >= 0 and "\n\n" not in s[i:end]:
+                    i = end + 1
     return texts, i
 
 

@@ -58,6 +58,9 @@ class Region:
     content: str
 
 
+_MAX_UNCLOSED = 50  # beyond this the text is not a paper TeX would typeset: fail it
+
+
 def environments(
     body: str, user: dict[str, str] | None = None, warnings: list[str] | None = None
 ) -> list[Region]:
@@ -68,7 +71,7 @@ def environments(
     user = user or {}
     regions: list[Region] = []
     start = 0
-    while True:
+    for _ in range(_MAX_UNCLOSED + 1):
         found, unclosed = _scan(body, start, user)
         regions += found
         if unclosed is None:
@@ -82,6 +85,7 @@ def environments(
             )
         regions.append(Region(begin, end, name, body[content:end]))
         start = end
+    raise LatexError("unbalanced_environment", f"more than {_MAX_UNCLOSED} environments never closed")
 
 
 def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tuple[int, str, int] | None]:
@@ -191,7 +195,7 @@ def take_out(
     """Cut the environments that leave the body: floats and display equations become ref
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
     them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
-    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0}
+    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
     equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
     out, pos = [], 0
@@ -209,7 +213,8 @@ def take_out(
         found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
         found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
-            n = sum(1 for k in ref_entries if k.startswith("EQREF"))
+            n = counts["equation"]
+            counts["equation"] += 1
             ref_id = f"EQREF{n}"
             out.append(equation_mark(n))  # a space where it stood, never a paragraph break
             num, numbers = equations.number(reg.start, name, reg.content, ref_id)

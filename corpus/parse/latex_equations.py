@@ -5,6 +5,7 @@ environments and ``\\nonumber`` rows, a row's ``\\tag{..}`` instead of its numbe
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from corpus.parse.latex_labels import Target
@@ -33,12 +34,14 @@ class EquationNumbers:
             for m in _SUBEQUATIONS_RE.finditer(body):
                 own = _LABEL_RE.findall(_MATH_ENV_RE.sub("", m.group(1)))
                 self.groups.append((m.start(), m.end(), [lab.strip() for lab in own]))
+        self.starts = [lo for lo, _, _ in self.groups]
         self.group: int | None = None  # the subequations group being numbered
         self.letter = 0
 
     def number(self, at: int, name: str, content: str, ref_id: str) -> tuple[str | None, dict[str, str]]:
         """The first number the environment at ``at`` prints and each of its labels' numbers."""
-        group = next((k for k, (lo, hi, _) in enumerate(self.groups) if lo <= at < hi), None)
+        k = bisect.bisect_right(self.starts, at) - 1
+        group = k if k >= 0 and at < self.groups[k][1] else None
         if group is not None and group != self.group:
             self.counter += 1
             self.letter = 0

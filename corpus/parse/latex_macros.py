@@ -47,7 +47,7 @@ def listings(text: str) -> str:
         opts, i = read_optional(text, m.end())
         end = _LISTING_END_RE.search(text, i)
         if end is None:
-            continue
+            break  # no listing closes after this one: the rest is text
         first = _FIRSTNUMBER_RE.search(opts or "")
         start = int(first.group(1)) if first else 1
         lines = text[i : end.start()].split("\n")[1:]  # the code begins on the next line
@@ -259,7 +259,7 @@ def _events(switches: list[str]) -> re.Pattern:
 
 
 _TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
-_NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff", "ifmmode@"})
+_NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff"})  # \if... commands that open no conditional
 _BOOL_TEST_RE = re.compile(r"\\(NOT|AND|OR|boolean|equal)(?![A-Za-z])")
 
 
@@ -270,65 +270,78 @@ def conditionals(text: str) -> str:
     ``\\newif`` (false until ``\\Xtrue``) and ``\\iftrue``. Others are left as they are."""
     if not any(w in text for w in ("\\newif", "\\iftrue", "\\ifthenelse", "boolean", "toggle")):
         return text
-    flags: dict[str, bool] = {"true": True}  # \iftrue
-    switches: set[str] = {"true"}
-    events = _events(_NEWIF_RE.findall(text))
-    out: list[str] = []
-    pos = 0
-    for _ in range(100_000):  # each step consumes text: bounded
-        m = events.search(text, pos)
-        if m is None:
-            break
-        out.append(text[pos : m.start()])
-        pos = m.end()
-        if m.group("newif"):
-            switches.add(m["newif"])
-            flags[m["newif"]] = False
-            out.append("{}")  # no text, but the line it was on is no blank line
-            continue
-        if m.groupdict().get("switch"):
-            if m["switch"] in switches:
-                flags[m["switch"]] = m["value"] == "true"
-                out.append("{}")
-            else:
-                out.append(m.group())
-            continue
-        if m["test"]:
-            name = m["test"]
-            if name not in switches or "if" + name in _NOT_CONDITIONALS:
-                out.append(m.group())
+    state = _Conditions(_events(_NEWIF_RE.findall(text)))
+    return state.decide(text, 0)
+
+
+class _Conditions:
+    """The switches and booleans set so far; a branch taken is read with them, in place (each
+    character read once per nesting level, so a text of many conditionals stays linear)."""
+
+    def __init__(self, events: re.Pattern) -> None:
+        self.events = events
+        self.flags: dict[str, bool] = {"true": True}  # \iftrue
+        self.switches: set[str] = {"true"}
+
+    def decide(self, text: str, depth: int) -> str:
+        out: list[str] = []
+        pos = 0
+        while m := self.events.search(text, pos):
+            out.append(text[pos : m.start()])
+            pos = m.end()
+            if m.group("newif"):
+                self.switches.add(m["newif"])
+                self.flags[m["newif"]] = False
+                out.append("{}")  # no text, but the line it was on is no blank line
                 continue
-            then, other, end = _tex_branches(text, pos)
-            if end < 0:
-                out.append(m.group())
+            if m.groupdict().get("switch"):
+                if m["switch"] in self.switches:
+                    self.flags[m["switch"]] = m["value"] == "true"
+                    out.append("{}")
+                else:
+                    out.append(m.group())
                 continue
-            text = text[:pos] + (then if flags.get(name) else other) + text[end:]
-            continue
-        cmd = m["cmd"]
-        try:
-            if cmd in ("newboolean", "provideboolean", "newtoggle", "providetoggle"):
-                name, pos = read_arg(text, pos)
-                flags.setdefault("b:" + name.strip(), False)
-                out.append("{}")
-            elif cmd in ("setboolean", "settoggle"):
-                name, pos = read_arg(text, pos)
-                value, pos = read_arg(text, pos)
-                flags["b:" + name.strip()] = value.strip().lower() == "true"
-                out.append("{}")
-            elif cmd in ("toggletrue", "togglefalse"):
-                name, pos = read_arg(text, pos)
-                flags["b:" + name.strip()] = cmd == "toggletrue"
-                out.append("{}")
-            else:  # \ifthenelse{test}{then}{else}, \iftoggle{name}{then}{else}
-                test, i = read_arg(text, pos)
-                then, i = read_arg(text, i)
-                other, i = read_arg(text, i)
-                holds = flags.get("b:" + test.strip(), False) if cmd == "iftoggle" else _holds(test, flags)
-                text = text[:pos] + (then if holds else other) + text[i:]
-        except LatexError:
-            out.append(m.group())
-    out.append(text[pos:])
-    return "".join(out)
+            if m["test"]:
+                name = m["test"]
+                then, other, end = _tex_branches(text, pos) if name in self.switches else ("", "", -1)
+                if end < 0:
+                    out.append(m.group())
+                    continue
+                out.append(self._taken(then if self.flags.get(name) else other, depth))
+                pos = end
+                continue
+            try:
+                pos = self._command(m["cmd"], text, pos, out, depth)
+            except LatexError:
+                out.append(m.group())
+        out.append(text[pos:])
+        return "".join(out)
+
+    def _taken(self, branch: str, depth: int) -> str:
+        return self.decide(branch, depth + 1) if depth < 20 else branch
+
+    def _command(self, cmd: str, text: str, pos: int, out: list[str], depth: int) -> int:
+        if cmd in ("newboolean", "provideboolean", "newtoggle", "providetoggle"):
+            name, pos = read_arg(text, pos)
+            self.flags.setdefault("b:" + name.strip(), False)
+        elif cmd in ("setboolean", "settoggle"):
+            name, pos = read_arg(text, pos)
+            value, pos = read_arg(text, pos)
+            self.flags["b:" + name.strip()] = value.strip().lower() == "true"
+        elif cmd in ("toggletrue", "togglefalse"):
+            name, pos = read_arg(text, pos)
+            self.flags["b:" + name.strip()] = cmd == "toggletrue"
+        else:  # \ifthenelse{test}{then}{else}, \iftoggle{name}{then}{else}
+            test, i = read_arg(text, pos)
+            then, i = read_arg(text, i)
+            other, i = read_arg(text, i)
+            holds = (
+                self.flags.get("b:" + test.strip(), False) if cmd == "iftoggle" else _holds(test, self.flags)
+            )
+            out.append(self._taken(then if holds else other, depth))
+            return i
+        out.append("{}")
+        return pos
 
 
 def _tex_branches(text: str, i: int) -> tuple[str, str, int]:

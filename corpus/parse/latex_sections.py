@@ -3,6 +3,7 @@ titles joined with ``::`` (S2ORC's convention), each heading a ``SECREFn`` ref e
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -114,7 +115,8 @@ def with_heads(segment: Segment, heads: list[TheoremHead]) -> str:
     """The segment's LaTeX with each theorem-like environment's heading printed after its
     ``\\begin`` (its optional note read into the heading)."""
     lo, hi = segment.start, segment.start + len(segment.latex)
-    mine = [h for h in heads if lo <= h.start < hi]
+    starts = [h.start for h in heads]  # in body order (assign_labels walks the body)
+    mine = heads[bisect.bisect_left(starts, lo) : bisect.bisect_left(starts, hi)]
     if not mine:
         return segment.latex
     out, pos = [], lo

@@ -68,7 +68,7 @@ def read_xparse_args(text: str, i: int, spec: list[tuple[str, str]]) -> tuple[li
         else:  # d: delimited, e.g. "()" (data: the two delimiters, then a default)
             open_, close, default = data[0], data[1], data[2:]
             j = skip_ws(text, i)
-            end = text.find(close, j + 1) if text.startswith(open_, j) else -1
+            end = text.find(close, j + 1, j + 2000) if text.startswith(open_, j) else -1
             if end >= 0 and "\n\n" not in text[j:end]:
                 args.append(text[j + 1 : end])
                 i = end + 1
