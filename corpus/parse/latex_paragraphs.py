@@ -127,6 +127,7 @@ def _environment_breaks(latex: str) -> str:
 
 
 _NOTE_RE = re.compile(r"\\(?:footnote|footnotetext)(?![A-Za-z])\*?")
+_BREAKS_RE = re.compile(r"\\(?:begin|end|par|item)(?![A-Za-z])|\n[ \t]*\n")
 
 
 def _hold_notes(latex: str, ctx: Context) -> str:
@@ -143,8 +144,8 @@ def _hold_notes(latex: str, ctx: Context) -> str:
             content, end = read_group(latex, i)
         except LatexError:
             continue
-        if content is None or ("\\begin" not in content and "\\par" not in content and "\n" not in content):
-            continue
+        if content is None or not _BREAKS_RE.search(content):
+            continue  # nothing in it would cut a paragraph
         key = f"\ue030{len(ctx.held_notes)}\ue031"
         ctx.held_notes[key] = content
         out.append(latex[pos:i] + "{" + key + "}")
