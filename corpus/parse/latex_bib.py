@@ -16,7 +16,7 @@ from corpus.parse.latex_bibentry import _Item, clean_title
 from corpus.parse.latex_bibitems import _BIBITEM_RE, _bibitems, _references_env
 from corpus.parse.latex_bibtex import _bib_ids, _biblatex_items, _entry_from_bib, parse_bib_file
 from corpus.parse.latex_names import _bib_short
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex_text import plain_field
 
 
 def _items_from(text: str) -> list[_Item]:
@@ -54,7 +54,7 @@ def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
         if not e.venue or not e.year or not e.authors:
             bib = _entry_from_bib(f, e.num or 0)
             e.venue, e.year, e.authors = e.venue or bib.venue, e.year or bib.year, e.authors or bib.authors
-        title = clean_title(_plain(f.get("title", "")))
+        title = clean_title(plain_field(f.get("title", "")))
         if not e.title and title:
             e.title = title
             titled += 1

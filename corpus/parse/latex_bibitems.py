@@ -12,7 +12,7 @@ from corpus.parse.document import Author, BibEntry
 from corpus.parse.latex_bibentry import _YEAR_RE, _ids, _Item, clean_title, volume_of
 from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex_names import _AUTHOR_LIST_RE, _ET_AL, _NAME_RE, _split_authors
-from corpus.parse.latex_text import _HREF_RE, _URL_RE, _plain
+from corpus.parse.latex_text import _HREF_RE, _URL_RE, plain_field
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
 _BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
@@ -82,7 +82,7 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body:
         return _entry_from_fields(body, idx, label_year)
     body = _clean_bbl(body)
-    raw = _plain(_NEWBLOCK_RE.sub(" ", body))
+    raw = plain_field(_NEWBLOCK_RE.sub(" ", body))
     parts = _by_blocks(body) if "\\newblock" in body else None
     if parts is None:
         parts = _by_layout(_URL_RE.sub("", _HREF_RE.sub("", _NEWBLOCK_RE.sub(" ", body))))
@@ -92,7 +92,7 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     return BibEntry(
         ref_id=f"BIBREF{idx}",
         title=clean_title(title),
-        authors=_split_authors(_plain(authors_latex)),
+        authors=_split_authors(plain_field(authors_latex)),
         year=year,
         venue=venue[:300],
         volume=volume_of(raw) if not title and venue else "",
@@ -114,18 +114,18 @@ def _by_blocks(body: str) -> tuple[str, str, str] | None:
         return None
     it = _first_italic(blocks[0])
     if it and it[1] > 0:
-        title = _plain(it[0])
+        title = plain_field(it[0])
         if _is_title(title):
-            venue = re.split(r",?\s*(?:19|20)\d\d", _plain(blocks[1]), maxsplit=1)[0].strip(" .,")
+            venue = re.split(r",?\s*(?:19|20)\d\d", plain_field(blocks[1]), maxsplit=1)[0].strip(" .,")
             return blocks[0][: it[1]], title.strip(" .,"), venue
     for k in range(1, len(blocks)):
-        title = _plain(blocks[k])
+        title = plain_field(blocks[k])
         if not _is_title(title):
             continue
         venue = ""
-        if k + 1 < len(blocks) and not _LINK_BLOCK_RE.match(_plain(blocks[k + 1])):
+        if k + 1 < len(blocks) and not _LINK_BLOCK_RE.match(plain_field(blocks[k + 1])):
             it = _first_italic(blocks[k + 1])
-            venue = re.sub(r"^In\s+", "", _plain(it[0] if it else blocks[k + 1]).strip(" .,"))
+            venue = re.sub(r"^In\s+", "", plain_field(it[0] if it else blocks[k + 1]).strip(" .,"))
         return " ".join(blocks[:k]), title.strip(" .,"), venue
     return None
 
@@ -139,14 +139,14 @@ def _by_layout(flat: str) -> tuple[str, str, str]:
     if q:
         rest = flat[q.end() :]
         it = _first_italic(rest)
-        venue = _plain(it[0] if it else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0])
-        return flat[: q.start()], _plain(q.group(1)).strip(" .,"), venue.strip(" .,")
+        venue = plain_field(it[0] if it else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0])
+        return flat[: q.start()], plain_field(q.group(1)).strip(" .,"), venue.strip(" .,")
     it = _first_italic(flat)
     if it and it[1] > 0 and not _VOLUME_NEXT.match(flat, it[2]):
-        title = _plain(it[0])
+        title = plain_field(it[0])
         n_words = len(title.split())
         if n_words >= 3 or (n_words == 2 and _WORDS_BEFORE_NUMBER.match(flat, it[2])):
-            venue = _plain(re.split(r"\{\\bf|\\textbf|\(|\d", flat[it[2] :], maxsplit=1)[0]).strip(" .,")
+            venue = plain_field(re.split(r"\{\\bf|\\textbf|\(|\d", flat[it[2] :], maxsplit=1)[0]).strip(" .,")
             return flat[: it[1]], title.strip(" .,"), re.sub(r"^(?:in|In)\s+", "", venue)
     return _by_sentences(flat, it)
 
@@ -163,13 +163,13 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
     venue = ""
     head = latex
     if italic:  # the venue: what follows is volume and pages
-        venue = _plain(italic[0]).strip(" .,")
+        venue = plain_field(italic[0]).strip(" .,")
         head = latex[: italic[1]]
-    by_names = _after_author_list(_plain(head), venue)
+    by_names = _after_author_list(plain_field(head), venue)
     if by_names is not None:
         return by_names
     ym = _YEAR_RE.search(head)
-    parts = _sentences(_plain(head))
+    parts = _sentences(plain_field(head))
     if len(parts) >= 2 and _is_title(parts[1]) and not _YEAR_RE.fullmatch(parts[1].strip(" .,()")):
         authors = parts[0]
         title = parts[1] if italic or len(parts) > 2 else ""
@@ -182,7 +182,7 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
         if not venue:
             rest = _NATEXLAB_RE.sub("", latex[ym.end() :])
             rest = re.sub(r"^[a-z](?![a-z])", "", rest.lstrip(" {}")).lstrip(" .,)")
-            venue = _plain(re.split(r"\{\\bf|\\textbf|\d", rest, maxsplit=1)[0]).strip(" .,")
+            venue = plain_field(re.split(r"\{\\bf|\\textbf|\d", rest, maxsplit=1)[0]).strip(" .,")
         return authors_latex, "", venue
     return re.split(r"\{\\bf|\\textbf|\d", head, maxsplit=1)[0], "", venue
 
@@ -276,7 +276,7 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
     def one(*names: str) -> str:
         for name in names:
             for value in fields.get(name, ()):
-                text = _plain(_clean_bbl(value)).strip(" .,;")
+                text = plain_field(_clean_bbl(value)).strip(" .,;")
                 if text:
                     return text
         return ""
@@ -284,9 +284,9 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
     people = fields.get("author") or fields.get("person") or []
     authors = [a for a in (_bbl_person(v) for v in people) if a is not None]
     if not authors and fields.get("@author"):
-        authors = _split_authors(_plain(_clean_bbl(" and ".join(fields["@author"]))))
+        authors = _split_authors(plain_field(_clean_bbl(" and ".join(fields["@author"]))))
     clean = _clean_bbl(body)
-    raw = _plain(_NEWBLOCK_RE.sub(" ", clean))
+    raw = plain_field(_NEWBLOCK_RE.sub(" ", clean))
     ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year")) or _YEAR_RE.search(raw)
     title = clean_title(
         one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
@@ -324,12 +324,12 @@ def _bbl_person(latex: str) -> Author | None:
     m = re.search(r"\\bibnamefont\s*\{", latex)
     if m:
         end = match_brace(latex, m.end() - 1)
-        last = _plain(latex[m.end() : end - 1]) if end > 0 else ""
+        last = plain_field(latex[m.end() : end - 1]) if end > 0 else ""
         fm = re.search(r"\\bibfnamefont\s*\{", latex)
         fend = match_brace(latex, fm.end() - 1) if fm else -1
-        first = _plain(latex[fm.end() : fend - 1]).split() if fm and fend > 0 else []
+        first = plain_field(latex[fm.end() : fend - 1]).split() if fm and fend > 0 else []
         return Author(first=first[0] if first else "", middle=first[1:], last=last) if last else None
-    name = _plain(_clean_bbl(latex)).strip(" ,;")
+    name = plain_field(_clean_bbl(latex)).strip(" ,;")
     if not name.strip(".") or _ET_AL.fullmatch(name) or name.lower() in ("others", "and others"):
         return None
     if "," in name:
@@ -355,16 +355,16 @@ def _label(label: str) -> tuple[str, str, str]:
                 break
             args.append(group)
             i = j
-        tail = _plain(label[i:]).strip()
+        tail = plain_field(label[i:]).strip()
         if m.group(1) == "citename" and args:
-            short, year = _plain(args[0]).strip(" ,"), tail
+            short, year = plain_field(args[0]).strip(" ,"), tail
         elif len(args) >= 2:
-            short, year = _plain(args[-2]).strip(" ,"), _plain(args[-1]).strip()
+            short, year = plain_field(args[-2]).strip(" ,"), plain_field(args[-1]).strip()
         else:
             short, year = "", ""
         if short and re.search(r"\d{4}|n\.d\.", year):
             return f"{short} ({year})", short, year
-    text = _plain(label)
+    text = plain_field(label)
     nm = _NATBIB_LABEL.match(text)
     if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
         return text, nm["short"].strip(' "'), nm["year"].strip()

@@ -16,7 +16,7 @@ from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
 from corpus.parse.latex_bibentry import _ids, _Item, clean_title
 from corpus.parse.latex_braces import WS, brace_excess, match_brace
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex_text import plain_field
 
 logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # a broken entry is skipped, not logged per paper
 
@@ -151,8 +151,8 @@ def _bib_authors(value: str) -> list[Author]:
             continue
         if parts.jr and len(parts.first) == 1 and _SUFFIX_RE.fullmatch(parts.first[0]):
             parts.first, parts.jr = parts.jr, parts.first  # ADS writes "{Gott}, J.~R., III"
-        first = [_plain(w) for w in parts.first if _plain(w)]
-        last = _plain(" ".join(parts.von + parts.last))
+        first = [plain_field(w) for w in parts.first if plain_field(w)]
+        last = plain_field(" ".join(parts.von + parts.last))
         if not last and not first:
             continue
         out.append(
@@ -160,7 +160,7 @@ def _bib_authors(value: str) -> list[Author]:
                 first=first[0] if first else "",
                 middle=first[1:],
                 last=last,
-                suffix=_plain(" ".join(parts.jr)),
+                suffix=plain_field(" ".join(parts.jr)),
             )
         )
     return out
@@ -186,8 +186,8 @@ def _bib_ids(fields: dict[str, str]) -> dict[str, list[str]]:
 
 def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
     authors = _bib_authors(fields.get("author", fields.get("editor", "")))
-    title = clean_title(_plain(fields.get("title", "")))
-    venue = _plain(
+    title = clean_title(plain_field(fields.get("title", "")))
+    venue = plain_field(
         fields.get("journal")
         or fields.get("booktitle")
         or fields.get("journaltitle")
@@ -209,7 +209,7 @@ def _entry_from_bib(fields: dict[str, str], idx: int) -> BibEntry:
         venue=venue,
         volume=fields.get("volume", ""),
         issue=fields.get("number", ""),
-        pages=re.sub(r"\s*[-\u2013\u2014]+\s*", "-", _plain(fields.get("pages", ""))),
+        pages=re.sub(r"\s*[-\u2013\u2014]+\s*", "-", plain_field(fields.get("pages", ""))),
         other_ids=ids,
         num=idx,
         urls=[fields["url"]] if fields.get("url") else [],

@@ -74,10 +74,9 @@ def style_math(chunk: str, to_text: Callable[[str], str]) -> str:
     """Accents and alphabets of ``chunk`` applied, innermost first (``\\tilde{\\mathcal{L}}``:
     ℒ̃); ``to_text`` converts what they apply to."""
     for _ in range(4):  # nesting depth of accent on alphabet on ...: bounded
-        new = _STYLE_RE.sub(lambda m: _apply(m, to_text), chunk)
-        if new == chunk:
+        chunk = _STYLE_RE.sub(lambda m: _apply(m, to_text), chunk)
+        if not _COMMANDS_RE.search(chunk):  # nothing nested is left: no further pass
             break
-        chunk = new
     return chunk
 
 

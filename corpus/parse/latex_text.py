@@ -335,5 +335,13 @@ def _to_text(chunk: str) -> str:
     return chunk.replace("{", "").replace("}", "").replace("\\", "")
 
 
-def _plain(latex: str) -> str:
-    return WS.sub(" ", latex_to_text(latex)).strip()
+def _plain(latex: str, stripped: bool = False) -> str:
+    """One line of text: :func:`latex_to_text`, whitespace collapsed. ``stripped``: no command
+    whose arguments are no text is looked for (bibliography fields, where links and names are
+    all there is)."""
+    return WS.sub(" ", latex_to_text(latex, stripped)).strip()
+
+
+def plain_field(latex: str) -> str:
+    """A bibliography field as one line of text (:func:`_plain` without the argument table)."""
+    return _plain(latex, stripped=True)
