@@ -7,7 +7,7 @@ real LaTeX paper under ../shared (fidelity/latex, latex_sources, the landing zon
 src/), the same file once (by content hash). For each paper and in total:
 
 * parsed: the paper gives a document (failures are listed with their code);
-* cite spans, how many are linked to a bibliography entry, and ``[?]`` spans;
+* cite spans, how many are linked to a bibliography entry, and unknown keys (``[?]``);
 * ref spans and unresolved ``??`` refs;
 * the main file chosen, and why (:func:`corpus.ingest.eprint.main_file`);
 * theorem-like headings printed ("Theorem 2.3.", "Lemma 4.1 (Morse).", "Proof."): paragraphs
@@ -109,7 +109,7 @@ class Figures:
         refs = [s for p in paras for s in p.ref_spans]
         self.cites += len(cites)
         self.linked += sum(1 for s in cites if s.ref_id)
-        self.unknown_cites += sum(1 for s in cites if s.text == "[?]")
+        self.unknown_cites += sum(1 for s in cites if s.ref_id is None and "?" in s.text)  # [?], "[2, ?]"
         self.refs += len(refs)
         self.unresolved_refs += sum(1 for s in refs if s.ref_id is None)
         self.bib += len(doc.bib_entries)

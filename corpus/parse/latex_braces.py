@@ -24,6 +24,9 @@ def brace_excess(text: str) -> int:
 
 def match_brace(s: str, i: int) -> int:
     """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
+    close = s.find("}", i + 1)
+    if close >= 0 and s.find("{", i + 1, close) < 0 and s.find("\\", i + 1, close) < 0:
+        return close + 1  # a flat group (most are): found by two C-level scans
     depth = 0
     for m in BRACE_TOKEN.finditer(s, i):
         c = m.group()
@@ -37,6 +40,8 @@ def match_brace(s: str, i: int) -> int:
 
 
 def skip_ws(s: str, i: int) -> int:
+    if i >= len(s) or s[i] not in " \t\n\r":
+        return i  # the common case: no space to skip
     n = len(s)
     while i < n and s[i] in " \t\n\r":
         i += 1
@@ -61,6 +66,9 @@ def read_optional(s: str, i: int) -> tuple[str | None, int]:
     j = skip_ws(s, i)
     if j >= len(s) or s[j] != "[":
         return None, i
+    close = s.find("]", j + 1)
+    if close >= 0 and not any(s.find(c, j + 1, close) >= 0 for c in "\\{}["):
+        return s[j + 1 : close], close + 1  # a flat argument (most are)
     depth, brackets, k = 0, 0, j + 1
     while k < len(s):
         c = s[k]
