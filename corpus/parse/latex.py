@@ -5,17 +5,22 @@ document is structured first with compiled regexes and a brace matcher, one conc
 
 1. :mod:`~corpus.parse.latex_recovery`: braces repaired as TeX recovers from them;
    :mod:`~corpus.parse.latex_macros`: verbatim and dead code dropped, the paper's macros
-   collected and expanded;
-2. :mod:`~corpus.parse.latex_environments`: figures, tables, display equations and other
-   non-text environments cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn,
-   EQREFn); :mod:`~corpus.parse.latex_front`: the title, and the front matter left out;
+   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex_xparse`) expanded and its
+   conditionals decided; :mod:`~corpus.parse.latex_glossary`: glossary and acronym references;
+2. :mod:`~corpus.parse.latex_environments`: figures, tables, listings and display equations
+   cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn, LSTREFn, EQREFn: equations
+   numbered by :mod:`~corpus.parse.latex_equations` and anchored in their paragraph by an
+   equation span); :mod:`~corpus.parse.latex_front`: the title, the abstract, and the front
+   matter left out;
 3. :mod:`~corpus.parse.latex_sections`: the body split at headings (nested titles joined
-   with ``::``), numbered, labels resolved by :mod:`~corpus.parse.latex_labels`;
+   with ``::``), numbered; labels and theorem headings by :mod:`~corpus.parse.latex_labels`;
 4. :mod:`~corpus.parse.latex_paragraphs`: paragraphs at blank lines / ``\\par`` /
    ``\\item`` (never at single line breaks, the cause of S2ORC's 93 "paragraphs" per LaTeX
-   paper); cite and ref commands become spans (:mod:`~corpus.parse.latex_cites`, printed as
-   the paper prints them: :mod:`~corpus.parse.latex_style`), the text between converted by
-   :mod:`~corpus.parse.latex_text`.
+   paper); commands whose arguments are no text dropped by one table
+   (:mod:`~corpus.parse.latex_commands`); cite and ref commands become spans
+   (:mod:`~corpus.parse.latex_cites`, printed as the paper prints them:
+   :mod:`~corpus.parse.latex_style`), the text between converted by
+   :mod:`~corpus.parse.latex_text` (math accents and alphabets: :mod:`~corpus.parse.latex_math`).
 
 Footnotes are paragraphs of their own, appended to the body with section ``""`` (as
 :mod:`corpus.parse.tei` does with Grobid's). Bibliographies are read by

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional
+from corpus.parse.latex_braces import LatexError, control_words, read_arg, read_group, read_optional
 from corpus.parse.latex_xparse import decide_tests, parse_spec, read_xparse_args
 
 _VERBATIM_RE = re.compile(
@@ -182,9 +182,6 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], str]:
     return macros, "".join(out)
 
 
-_CTRL_WORD = re.compile(r"\\([A-Za-z]+)")
-
-
 def _substitute(body: str, args: list[str]) -> str:
     def arg(a: re.Match) -> str:
         n = int(a.group(1))
@@ -195,17 +192,17 @@ def _substitute(body: str, args: list[str]) -> str:
 
 def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> str:
     """Expand user macros until none is left (bounded; ``macro_blowup`` if it explodes)."""
-    if not macros:
+    names = [name for name in macros if name.isalpha() and name.isascii()]
+    if not names:
         return text
+    uses = re.compile(r"\\(" + control_words(names) + r")(?![A-Za-z])")  # the paper's macros only
     limit = 4 * len(text) + 2_000_000
     for _ in range(max_passes):
         out, pos, changed = [], 0, False
-        for m in _CTRL_WORD.finditer(text):
+        for m in uses.finditer(text):
             if m.start() < pos:
                 continue
-            mac = macros.get(m.group(1))
-            if mac is None:
-                continue
+            mac = macros[m.group(1)]
             end = m.end()
             args: list[str] = []
             try:
