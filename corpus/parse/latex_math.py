@@ -92,7 +92,9 @@ def _apply(m: re.Match, to_text: Callable[[str], str]) -> str:
     else:
         mark = ACCENTS[name]
         base = base.strip()
-        if name in _EACH_CHARACTER:
+        if not base:  # \tilde{}: nothing to mark (a lone combining mark would land on the letter before)
+            return "{}"
+        elif name in _EACH_CHARACTER:
             styled = "".join(c + mark if not c.isspace() else c for c in base)
         else:
             styled = base + mark
