@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.parse.latex_braces import LatexError, control_words, read_arg, read_group, read_optional
+from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional
 from corpus.parse.latex_xparse import decide_tests, parse_spec, read_xparse_args
 
 _VERBATIM_RE = re.compile(
@@ -190,20 +190,35 @@ def _substitute(body: str, args: list[str]) -> str:
     return re.sub(r"#(\d)", arg, body)
 
 
+def _uses(text: str, names: list[str]) -> list[tuple[int, int, str]]:
+    """Where the macros ``names`` are used in ``text`` (start, end of the name, name), in order:
+    each name looked for by ``str.find`` (C-level), and only names the text holds; no regex to
+    compile per paper, no look-up per control word."""
+    found: list[tuple[int, int, str]] = []
+    for name in names:
+        token = "\\" + name
+        i = text.find(token)
+        while i >= 0:
+            end = i + len(token)
+            if end >= len(text) or not text[end].isascii() or not text[end].isalpha():
+                found.append((i, end, name))
+            i = text.find(token, end)
+    found.sort()
+    return found
+
+
 def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> str:
     """Expand user macros until none is left (bounded; ``macro_blowup`` if it explodes)."""
     names = [name for name in macros if name.isalpha() and name.isascii()]
     if not names:
         return text
-    uses = re.compile(r"\\(" + control_words(names) + r")(?![A-Za-z])")  # the paper's macros only
     limit = 4 * len(text) + 2_000_000
     for _ in range(max_passes):
         out, pos, changed = [], 0, False
-        for m in uses.finditer(text):
-            if m.start() < pos:
+        for start, end, name in _uses(text, names):
+            if start < pos:
                 continue
-            mac = macros[m.group(1)]
-            end = m.end()
+            mac = macros[name]
             args: list[str] = []
             try:
                 if mac.spec is not None:
@@ -221,7 +236,7 @@ def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> s
                 body = _substitute(body, args)
             if mac.spec is not None:
                 body = decide_tests(body)
-            out.append(text[pos : m.start()])
+            out.append(text[pos:start])
             out.append(body)
             pos = end
             changed = True
