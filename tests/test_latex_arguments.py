@@ -96,6 +96,7 @@ _PNAS = r"""\documentclass[9pt,twocolumn,twoside]{pnas-new}
 \ifthenelse{\boolean{displaywatermark}}{\textbf{DRAFT}}{Final text.}
 \newif\ifarxiv \arxivtrue
 \ifarxiv Preprint version.\else Journal version.\fi
+\iftrue\else Never printed.\fi
 \end{document}
 """
 

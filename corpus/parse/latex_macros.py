@@ -255,19 +255,16 @@ _IFTHEN_CMDS = (
     r"\\(?P<cmd>newboolean|provideboolean|setboolean|newtoggle|providetoggle|toggletrue|togglefalse"
     r"|settoggle|ifthenelse|iftoggle)(?![A-Za-z@])"
 )
-_NEWIF_RE = re.compile(r"\\newif\s*\\if([A-Za-z@]+)")
 
 
-def _events(switches: list[str]) -> re.Pattern:
-    """What :func:`conditionals` reads: ifthen and etoolbox commands, ``\\newif`` declarations,
-    and the switches those declare (``\\Xtrue``, ``\\ifX``; ``\\iftrue``)."""
-    names = "|".join(re.escape(n) for n in sorted(set(switches), key=len, reverse=True))
-    return re.compile(
-        _IFTHEN_CMDS
-        + r"|\\newif\s*\\if(?P<newif>[A-Za-z@]+)"
-        + (rf"|\\(?P<switch>{names})(?P<value>true|false)(?![A-Za-z@])" if names else "")
-        + rf"|\\if(?P<test>{names + '|' if names else ''}true)(?![A-Za-z@])"
-    )
+# What :func:`conditionals` reads: ifthen and etoolbox commands, ``\\newif`` declarations, and
+# switches set or tested (kept when ``\\newif`` declared them, or ``\\iftrue``).
+_EVENTS_RE = re.compile(
+    _IFTHEN_CMDS
+    + r"|\\newif\s*\\if(?P<newif>[A-Za-z@]+)"
+    + r"|\\if(?P<test>[A-Za-z@]+)(?![A-Za-z@])"
+    + r"|\\(?P<switch>[A-Za-z@]+?)(?P<value>true|false)(?![A-Za-z@])"
+)
 
 
 _TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
@@ -282,7 +279,7 @@ def conditionals(text: str) -> str:
     ``\\newif`` (false until ``\\Xtrue``) and ``\\iftrue``. Others are left as they are."""
     if not any(w in text for w in ("\\newif", "\\iftrue", "\\ifthenelse", "boolean", "toggle")):
         return text
-    state = _Conditions(_events(_NEWIF_RE.findall(text)))
+    state = _Conditions(_EVENTS_RE)
     return state.decide(text, 0)
 
 
@@ -306,7 +303,7 @@ class _Conditions:
                 self.flags[m["newif"]] = False
                 out.append("{}")  # no text, but the line it was on is no blank line
                 continue
-            if m.groupdict().get("switch"):
+            if m["switch"]:
                 if m["switch"] in self.switches:
                     self.flags[m["switch"]] = m["value"] == "true"
                     out.append("{}")
