@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, read_group, read_optional
+from corpus.parse.latex_braces import LatexError, control_words, read_group, read_optional
 from corpus.parse.latex_spans import Builder, Context
 from corpus.parse.latex_style import CiteForm
 from corpus.parse.latex_text import _plain
@@ -68,11 +68,14 @@ def cite_keys(s: str, i: int, multi: bool) -> tuple[list[CiteGroup], int]:
     return groups, i
 
 
+_CITE_RE = re.compile(r"\\(?:" + control_words(CITE_CMDS) + r")\*?(?![A-Za-z])")
+
+
 def cited_keys(body: str) -> list[str]:
     """Every key the body cites, in first-citation order."""
     keys: list[str] = []
     seen: set[str] = set()
-    for m in re.finditer(r"\\(?:" + "|".join(CITE_CMDS) + r")\*?(?![A-Za-z])", body):
+    for m in _CITE_RE.finditer(body):
         groups, _ = cite_keys(body, m.end(), True)
         for _, _, ks in groups:
             for k in ks:
