@@ -190,35 +190,22 @@ def _substitute(body: str, args: list[str]) -> str:
     return re.sub(r"#(\d)", arg, body)
 
 
-def _uses(text: str, names: list[str]) -> list[tuple[int, int, str]]:
-    """Where the macros ``names`` are used in ``text`` (start, end of the name, name), in order:
-    each name looked for by ``str.find`` (C-level), and only names the text holds; no regex to
-    compile per paper, no look-up per control word."""
-    found: list[tuple[int, int, str]] = []
-    for name in names:
-        token = "\\" + name
-        i = text.find(token)
-        while i >= 0:
-            end = i + len(token)
-            if end >= len(text) or not text[end].isascii() or not text[end].isalpha():
-                found.append((i, end, name))
-            i = text.find(token, end)
-    found.sort()
-    return found
+_CTRL_WORD = re.compile(r"\\([A-Za-z]+)")
 
 
 def expand_macros(text: str, macros: dict[str, Macro], max_passes: int = 8) -> str:
     """Expand user macros until none is left (bounded; ``macro_blowup`` if it explodes)."""
-    names = [name for name in macros if name.isalpha() and name.isascii()]
-    if not names:
+    if not macros:
         return text
     limit = 4 * len(text) + 2_000_000
+    find = macros.get
     for _ in range(max_passes):
         out, pos, changed = [], 0, False
-        for start, end, name in _uses(text, names):
-            if start < pos:
+        for m in _CTRL_WORD.finditer(text):
+            mac = find(m.group(1))
+            if mac is None or m.start() < pos:
                 continue
-            mac = macros[name]
+            start, end = m.span()
             args: list[str] = []
             try:
                 if mac.spec is not None:
