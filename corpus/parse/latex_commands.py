@@ -15,6 +15,9 @@ A spec is read left to right, one letter an argument (xparse's letters where the
 * a final ``_``: the command leaves a space (``\\hspace``, ``\\hskip``).
 
 Environments are in the same table under ``{name}``: their arguments after ``\\begin{name}``.
+The one-argument wrappers that print their argument (``\\emph``, ``\\textbf``, ``\\mbox``) and
+the switches that take none (``\\bfseries``, ``\\centering``) are not repeated here: the fast
+path of :mod:`corpus.parse.latex_text` removes their names (no name is in both).
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ _ESCAPE_RE = re.compile(r"\\\\\*?(?:\s*\[[^\]]*\])?|\\([%&_#${} ,;!:>/@\-])")
 _MATH_RE = re.compile(r"(?<!\\)\$([^$]+)\$|\\\((.+?)\\\)", re.S)
 _WRAPPERS = frozenset(
     """emph textbf textit textsc texttt textrm textsf textsl textup textmd textnormal underline uline
-    mbox hbox makebox fbox framebox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
-    MakeLowercase texorpdfstring protect sout st hl textls textsuperscript mathcal mathbb mathbf mathit
+    mbox hbox fbox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
+    MakeLowercase texorpdfstring protect sout st hl textls mathcal mathbb mathbf mathit
     mathsf mathtt mathfrak mathscr boldsymbol bm operatorname hat tilde bar vec overline widehat
     widetilde dot ddot check breve underbrace overbrace left right bigl bigr Bigl Bigr big Big
     displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop citenamefont bibfnamefont
@@ -87,10 +87,10 @@ _SWITCHES = frozenset(
     """bf it em rm sc tt sf sl up md normalfont bfseries itshape scshape ttfamily rmfamily sffamily
     slshape upshape mdseries small footnotesize scriptsize tiny large Large LARGE huge Huge normalsize
     noindent indent centering raggedright raggedleft relax maketitle newpage clearpage cleardoublepage
-    pagebreak nopagebreak linebreak nolinebreak hline toprule midrule bottomrule smallskip medskip
+    nolinebreak hline toprule midrule bottomrule smallskip medskip
     bigskip vfill hfill null nobreak allowbreak sloppy fussy leavevmode unskip ignorespaces
-    nobreakdash selectlanguage tableofcontents listoffigures listoftables frenchspacing
-    printbibliography selectfont""".split()
+    nobreakdash tableofcontents listoffigures listoftables frenchspacing
+    selectfont""".split()
 )
 _SYMBOLS = {
     "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "ldots": "…",
