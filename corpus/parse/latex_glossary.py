@@ -58,9 +58,10 @@ _USE_RE = re.compile(
 
 def glossary(text: str) -> str:
     """``text`` with every glossary and acronym reference replaced by what it prints."""
-    if "\\gls" not in text and "\\ac" not in text and "\\Gls" not in text and "\\Ac" not in text:
+    first = _DEFINE_RE.search(text)  # one pass: no definition, no reference to replace
+    if first is None:
         return text
-    entries = _definitions(text)
+    entries = _definitions(text, first.start())
     if not entries:
         return text
     used: set[str] = set()
@@ -132,9 +133,9 @@ def _printed(e: _Entry, key: str, name: str, used: set[str], star: bool) -> str:
     return text
 
 
-def _definitions(text: str) -> dict[str, _Entry]:
+def _definitions(text: str, start: int = 0) -> dict[str, _Entry]:
     entries: dict[str, _Entry] = {}
-    for m in _DEFINE_RE.finditer(text):
+    for m in _DEFINE_RE.finditer(text, start):
         cmd = m.group(1)
         try:
             opts, i = read_optional(text, m.end())
