@@ -256,7 +256,7 @@ _EVENTS_RE = re.compile(
 
 _TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
 _CONDITIONALS_GATE = re.compile(
-    r"\\(?:newif|iftrue|ifthenelse|iftoggle|(?:new|set|provide)boolean|(?:new|set|provide)toggle|toggle(?:true|false))"
+    r"\\(?:newif|iftrue|ifthenelse|iftoggle|newboolean|setboolean|newtoggle|toggletrue|settoggle)"
 )
 _NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff"})  # \if... commands that open no conditional
 _BOOL_TEST_RE = re.compile(r"\\(NOT|AND|OR|boolean|equal)(?![A-Za-z])")
