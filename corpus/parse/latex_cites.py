@@ -303,6 +303,8 @@ def quotations(latex: str) -> str:
     """csquotes' quotations as they print: ``\\enquote{x}`` “x”, ``\\textquote[cite][.]{x}``
     “x”. cite, ``\\textcquote[pre][post]{key}{x}`` “x” ``\\cite[pre][post]{key}``, block
     quotes without the marks; the citation they carry stays a citation."""
+    if "quote" not in latex:
+        return latex
     out, pos = [], 0
     for m in _QUOTE_RE.finditer(latex):
         if m.start() < pos:
@@ -335,8 +337,6 @@ def quotations(latex: str) -> str:
         out.append(latex[pos : m.start()])
         out.append("{" + marks[0] + text + marks[1] + (punct or "") + "}" + (" " + cite if cite else ""))
         pos = i
-    if not out:
-        return latex
     out.append(latex[pos:])
     return "".join(out)
 

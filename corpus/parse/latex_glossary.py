@@ -58,10 +58,9 @@ _USE_RE = re.compile(
 
 def glossary(text: str) -> str:
     """``text`` with every glossary and acronym reference replaced by what it prints."""
-    first = _DEFINE_RE.search(text)  # one pass: no definition, no reference to replace
-    if first is None:
+    if "\\gls" not in text and "\\ac" not in text and "\\Gls" not in text and "\\Ac" not in text:
         return text
-    entries = _definitions(text, first.start())
+    entries = _definitions(text)
     if not entries:
         return text
     used: set[str] = set()
@@ -133,9 +132,9 @@ def _printed(e: _Entry, key: str, name: str, used: set[str], star: bool) -> str:
     return text
 
 
-def _definitions(text: str, start: int = 0) -> dict[str, _Entry]:
+def _definitions(text: str) -> dict[str, _Entry]:
     entries: dict[str, _Entry] = {}
-    for m in _DEFINE_RE.finditer(text, start):
+    for m in _DEFINE_RE.finditer(text):
         cmd = m.group(1)
         try:
             opts, i = read_optional(text, m.end())

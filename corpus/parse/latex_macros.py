@@ -255,9 +255,6 @@ _EVENTS_RE = re.compile(
 
 
 _TEX_COND_RE = re.compile(r"\\(if[A-Za-z@]*|else|fi|or)(?![A-Za-z@])")
-_CONDITIONALS_GATE = re.compile(
-    r"\\(?:newif|iftrue|ifthenelse|iftoggle|newboolean|setboolean|newtoggle|toggletrue|settoggle)"
-)
 _NOT_CONDITIONALS = frozenset({"ifthenelse", "iftoggle", "iff"})  # \if... commands that open no conditional
 _BOOL_TEST_RE = re.compile(r"\\(NOT|AND|OR|boolean|equal)(?![A-Za-z])")
 
@@ -267,7 +264,7 @@ def conditionals(text: str) -> str:
     ``\\ifthenelse`` on ifthen booleans (false until ``\\setboolean``) and ``\\equal``,
     etoolbox's ``\\iftoggle``, and ``\\ifX ... \\else ... \\fi`` for switches declared by
     ``\\newif`` (false until ``\\Xtrue``) and ``\\iftrue``. Others are left as they are."""
-    if _CONDITIONALS_GATE.search(text) is None:  # one pass over the text
+    if not any(w in text for w in ("\\newif", "\\iftrue", "\\ifthenelse", "boolean", "toggle")):
         return text
     state = _Conditions(_EVENTS_RE)
     return state.decide(text, 0)
