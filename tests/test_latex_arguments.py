@@ -37,6 +37,15 @@ def test_counters_of_a_real_supplement_are_no_paragraphs(shared_data) -> None:
     assert not texts & {"figuresection", "equationsection", "tablesection", "arabic"}
 
 
+def test_cleveref_settings_of_a_real_appendix_are_no_words(shared_data) -> None:
+    """teorth's paper ends its body with ``\\appendix \\crefalias{section}{appendix}``: cleveref's
+    settings print nothing ("sectionappendix" was the last words of the paper)."""
+    root = DATA / "fidelity" / "latex" / "teorth+equational_theories" / "paper"
+    doc = parse_latex(assemble_source(root, find_main_tex(root)), "teorth")
+    text = " ".join(p.text for p in doc.body_text + doc.back_matter)
+    assert "sectionappendix" not in text and "Computer Science." in text
+
+
 @pytest.mark.parametrize(
     ("latex", "text"),
     [
@@ -59,6 +68,11 @@ def test_counters_of_a_real_supplement_are_no_paragraphs(shared_data) -> None:
         ("\\href[pdfnewwindow]{http://x.org}{the site}", "the site"),
         ("\\hyperlink{target}{here} and \\hypertarget{t2}{there}", "here and there"),
         ("\\includepdf[pages=1]{supp.pdf}Supplemental Information", "Supplemental Information"),
+        (
+            "\\crefalias{section}{appendix}\\crefformat{lemma}{Lem.~#2#1#3}\\crefrangeformat{eq}{(#3#1#4--#5#2#6)}Text",
+            "Text",
+        ),
+        ("\\crefmultiformat{eq}{(#2#1#3)}{ and (#2#1#3)}{, (#2#1#3)}{ and (#2#1#3)}Text", "Text"),
         ("\\foreignlanguage{german}{Haus} \\selectlanguage{english}House", "Haus House"),
         # tikz
         ("A \\tikz[baseline]{\\draw (0,0) circle (1);} B \\tikz \\fill (0,0) circle (2pt); C", "A B C"),

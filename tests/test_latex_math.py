@@ -58,3 +58,14 @@ def test_blackboard_script_and_tilde_on_a_real_paper(shared_data) -> None:
 )
 def test_accent_and_alphabet_pieces(latex: str, text: str) -> None:
     assert latex_to_text(latex) == text
+
+
+def test_double_primes_in_math_are_primes_not_a_closing_quote(shared_data) -> None:
+    """In math TeX reads ``''`` as two primes: teorth's ``$w \\sim_\\E w'' \\op w'$`` and its
+    magma ``(\\Z,\\op'')`` printed a closing quotation mark (“w”” and “♢””); prose ``''``
+    still closes a quotation."""
+    text = _text("teorth+equational_theories")
+    assert "w ∼_E w″ ♢ w'" in text
+    assert "(ℤ,♢″)" in text and "m♢″n=-m" in text
+    assert "“immune”" in text
+    assert latex_to_text("``$f''(x)$ and $g'''$''") == "“f″(x) and g‴”"

@@ -83,7 +83,9 @@ ARGUMENTS: dict[str, str] = _table(
     # package settings, tikz and pgfplots
     """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
     tikzsetnextfilename; mm: pgfmathsetmacro; o: tikzexternalize; m=o: tikzstyle; oy: tikz;
-    mmm: crefname Crefname; mm: creflabelformat;
+    mmm: crefname Crefname; mm: creflabelformat crefalias crefformat Crefformat crefrangeformat
+    Crefrangeformat crefrangelabelformat; mmmmm: crefmultiformat Crefmultiformat crefrangemultiformat
+    Crefrangemultiformat; m: crefdefaultlabelformat;
     om: printglossary printacronyms newglossary loadglsentries; -: makeglossaries printglossaries
     glsaddall; om: glsadd; omm: newacronym newabbreviation; mm: newglossaryentry; m: acused acreset;
     mom: acro acrodef;"""

@@ -66,7 +66,7 @@ _SYMBOL_TABLE = {
     **_LATEXSYM,
     **{name: name for name in _OPERATOR_NAMES},
 }
-_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*]*")
+_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*″‴]*")
 _SPECIAL = re.compile(r"[\\${}~`]|--|''")
 _ESCAPES = {
     "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
@@ -287,6 +287,8 @@ def _negated(m: re.Match) -> str:
 def _math(m: re.Match) -> str:
     """Inline math as text: the same tables as prose, ``^{..}``/``_{..}`` kept flat."""
     body = m.group(1) or m.group(2) or ""
+    if "''" in body:  # in math TeX reads f'' as two primes (″), never a closing quotation mark
+        body = body.replace("'''", "‴").replace("''", "″")
     if _SIMPLE_MATH.fullmatch(body):
         return body
     if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
