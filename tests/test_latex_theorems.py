@@ -67,3 +67,17 @@ def test_headings_numbers_notes_and_cites_in_notes() -> None:
         "Proof of Theorem 1. Obvious.",
     ]
     assert [s.ref_id for p in doc.body_text for s in p.cite_spans] == ["BIBREF0"] * 3
+
+
+def test_a_heading_runs_into_text_after_blank_lines(shared_data) -> None:
+    """engrafo 1707.08043 opens ``\\begin{lemma}\\label{..}`` and a ``\\begin{proof}`` with blank
+    lines before their text. TeX sets the heading with the first paragraph that follows (a
+    ``\\par`` before it starts none), so "Lemma 1.13." and "Proof." were paragraphs alone."""
+    root = DATA / "latex_sources" / "engrafo" / "1707.08043"
+    doc = parse_latex(assemble_source(root, find_main_tex(root)), "1707.08043")
+    texts = [p.text for p in doc.body_text]
+    assert not {"Lemma 1.13.", "Proof."} & set(texts)
+    assert any(t.startswith("Lemma 1.13. Let {F_α (X,Y)}") for t in texts)
+    assert any(t.startswith("Proof. First step: Reduction of the condition (a)") for t in texts)
+    # the label between the heading and the text still names the lemma: "Lemma \ref{...}" is 1.13
+    assert "the proof follows from Lemma 1.13." in " ".join(texts)

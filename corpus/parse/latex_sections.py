@@ -111,6 +111,10 @@ def _number(numbers: list[int], level: int, chapters: bool, appendix: bool) -> s
     return ".".join(parts) if parts else str(numbers[level])
 
 
+_RUN_IN_RE = re.compile(r"(?:\s|\\label\s*\{[^{}]*\})*")
+_BLANK_RE = re.compile(r"\s*\n\s*\n\s*")
+
+
 def with_heads(segment: Segment, heads: list[TheoremHead]) -> str:
     """The segment's LaTeX with each theorem-like environment's heading printed after its
     ``\\begin`` (its optional note read into the heading)."""
@@ -123,6 +127,10 @@ def with_heads(segment: Segment, heads: list[TheoremHead]) -> str:
     for h in mine:
         out.append(segment.latex[pos - lo : h.start - lo])
         out.append("\\begin{" + h.name + "}" + h.latex)
-        pos = h.end
+        # TeX sets the heading with the first paragraph after it: blank lines (and labels)
+        # between them start none, so they are no paragraph break here either
+        gap = _RUN_IN_RE.match(segment.latex, h.end - lo)
+        out.append(_BLANK_RE.sub(" ", gap.group()))
+        pos = lo + gap.end()
     out.append(segment.latex[pos - lo :])
     return "".join(out)
