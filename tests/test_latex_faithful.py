@@ -680,7 +680,7 @@ def test_inline_array_is_math_not_a_table(shared_data) -> None:
     no column spec and cells in the text, no table, no equation number taken."""
     doc = parse_latex(_source(DATA / "latex_sources" / "engrafo" / "1707.08043"), "1707.08043")
     text = " ".join(p.text for p in doc.body_text)
-    assert "ccccc" not in text and "(If m^' is a maximal ideal) , with π ∘ i an isomorphism." in text
+    assert "ccccc" not in text and "(If m′ is a maximal ideal) , with π ∘ i an isomorphism." in text
     assert not any(e.type == "table" and "array" in (e.latex or "")[:20] for e in doc.ref_entries.values())
 
 

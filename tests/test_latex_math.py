@@ -69,3 +69,14 @@ def test_double_primes_in_math_are_primes_not_a_closing_quote(shared_data) -> No
     assert "(ℤ,♢″)" in text and "m♢″n=-m" in text
     assert "“immune”" in text
     assert latex_to_text("``$f''(x)$ and $g'''$''") == "“f″(x) and g‴”"
+
+
+def test_prime_superscripts_are_primes(shared_data) -> None:
+    """``\\rho^\\prime`` is ρ′ (cgois printed "ρ^'"), ``a_{P^{\\prime }}^{\\prime }`` a_P′′ and
+    ``^{\\prime\\prime}`` ″ (engrafo 1707.08043 printed "a_P^' ^'")."""
+    assert "Let ρ′ be such that probabilities tr(Π_b | y ρ′)" in _text("cgois+pam_classicality")
+    root = DATA / "latex_sources" / "engrafo" / "1707.08043"
+    doc = parse_latex(assemble_source(root, find_main_tex(root)), "1707.08043")
+    text = " ".join(p.text for p in doc.body_text)
+    assert "if a_P′′ is a tuple" in text and "^'" not in text
+    assert latex_to_text("$x^{\\prime\\prime}$, $y^\\prime_1$, $z^{\\prime 2}$") == "x″, y′_1, z^′ 2"

@@ -66,7 +66,7 @@ _SYMBOL_TABLE = {
     **_LATEXSYM,
     **{name: name for name in _OPERATOR_NAMES},
 }
-_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*″‴]*")
+_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*′″‴]*")
 _SPECIAL = re.compile(r"[\\${}~`]|--|''")
 _ESCAPES = {
     "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
@@ -104,6 +104,7 @@ _SYMBOLS = {
     "bibrangedash": "–", "bibdatedash": "–", "bibinitperiod": ".", "bibinitdelim": " ",
     "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
     "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
+    "prime": "′",  # unimathsymbols' (pylatexenc gives an apostrophe)
 }  # fmt: skip
 # The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
 _AAS_JOURNALS = {
@@ -284,9 +285,19 @@ def _negated(m: re.Match) -> str:
     return {"=": "≠", "<": "≮", ">": "≯"}.get(char, char + "\u0338")
 
 
+_PRIME_RE = re.compile(r"\^\s*(?:\{\s*((?:\\prime(?![A-Za-z])\s*)+)\}|\\prime(?![A-Za-z]))")
+
+
+def _primes(m: re.Match) -> str:
+    n = m.group(1).count("\\prime") if m.group(1) else 1
+    return {1: "\u2032", 2: "\u2033", 3: "\u2034"}.get(n, "\u2032" * n)
+
+
 def _math(m: re.Match) -> str:
     """Inline math as text: the same tables as prose, ``^{..}``/``_{..}`` kept flat."""
     body = m.group(1) or m.group(2) or ""
+    if "\\prime" in body:  # x^{\prime} is x′ (the superscript is the prime's own), ^{\prime\prime} x″
+        body = _PRIME_RE.sub(_primes, body)
     if "''" in body:  # in math TeX reads f'' as two primes (″), never a closing quotation mark
         body = body.replace("'''", "‴").replace("''", "″")
     if _SIMPLE_MATH.fullmatch(body):
