@@ -69,9 +69,12 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q tests/test_layers.py  # corpus never imports dagster; ingest < parse < papers < graph < release
 
+# Test files side by side, one worker per core (at most 8: each may run Dagster runs of its own);
+# a file's tests stay on one worker, so its module fixtures are built once.
+TEST_WORKERS ?= $(shell n=$(NPROC); echo $$(( n < 8 ? n : 8 )))
 test: venv dagster-home
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The compose deployment run for real (docker/README.md): Docker, Compose and mmdebstrap from apt
 # where missing, dockerd started if none answers, images built from Debian packages (cached), the

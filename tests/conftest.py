@@ -29,11 +29,13 @@ def shared_landing() -> Path:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
-    """The test now running, in ``CORPUS_TEST_PROGRESS`` when set: ``.ci/run`` names it when it
-    has to stop a suite that outlived its time."""
+    """The test now running, in ``CORPUS_TEST_PROGRESS`` when set (one file per pytest-xdist
+    worker, ``<path>.gw0`` ...): ``.ci/run`` names them when it has to stop a suite that outlived
+    its time."""
     progress = os.environ.get("CORPUS_TEST_PROGRESS")
-    if progress:
-        Path(progress).write_text(nodeid + "\n")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if progress:  # a worker writes its own file; the controller, hearing of every start, the last
+        Path(f"{progress}.{worker}" if worker else progress).write_text(nodeid + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:
