@@ -7,8 +7,11 @@ real LaTeX paper under ../shared (fidelity/latex, latex_sources, the landing zon
 src/), the same file once (by content hash). For each paper and in total:
 
 * parsed: the paper gives a document (failures are listed with their code);
-* cite spans, how many are linked to a bibliography entry, and ``[?]`` spans;
+* cite spans, how many are linked to a bibliography entry, and unknown keys (``[?]``);
 * ref spans and unresolved ``??`` refs;
+* the main file chosen, and why (:func:`corpus.ingest.eprint.main_file`);
+* theorem-like headings printed ("Theorem 2.3.", "Lemma 4.1 (Morse).", "Proof."): paragraphs
+  that open with one;
 * bibliography entries, and those with a *clean* title and authors: a title without
   LaTeX left in it (no backslash, brace or ``@``) and at least one author, every author
   a name (letters, spaces, hyphens, apostrophes and initials; no digits, URLs or
@@ -30,9 +33,16 @@ from pathlib import Path
 
 from _common import SHARED, cpu_timer, peak_mb, result
 
+from corpus.ingest import eprint
 from corpus.ingest.eprint import EprintError, assemble_source, find_main_tex
 from corpus.parse.document import BibEntry, StructuredDoc
 from corpus.parse.latex import parse_eprint, parse_latex
+
+_THEOREM_HEAD = re.compile(
+    r"(?:Theorem|Lemma|Proposition|Corollary|Definition|Remark|Example|Claim|Conjecture|Assumption|"
+    r"Hypothesis|Fact|Observation|Problem|Question|Exercise|Notation|Property|Axiom|Condition)"
+    r"(?: [\dA-Z]+(?:\.\d+)*)?(?: \([^()]*\))?\. |(?:[A-Z][a-z]+ )*[Pp]roof(?: of [^.]{1,60}| sketch)?\. "
+)
 
 
 def default_inputs() -> list[Path]:
@@ -88,6 +98,7 @@ class Figures:
     unresolved_refs: int = 0  # "??"
     bib: int = 0
     clean_bib: int = 0
+    theorem_heads: int = 0
     styles: dict[str, int] = field(default_factory=dict)
 
     def add_doc(self, doc: StructuredDoc) -> None:
@@ -98,26 +109,39 @@ class Figures:
         refs = [s for p in paras for s in p.ref_spans]
         self.cites += len(cites)
         self.linked += sum(1 for s in cites if s.ref_id)
-        self.unknown_cites += sum(1 for s in cites if s.text == "[?]")
+        self.unknown_cites += sum(1 for s in cites if s.ref_id is None and "?" in s.text)  # [?], "[2, ?]"
         self.refs += len(refs)
         self.unresolved_refs += sum(1 for s in refs if s.ref_id is None)
         self.bib += len(doc.bib_entries)
         self.clean_bib += sum(1 for e in doc.bib_entries.values() if clean_entry(e))
+        self.theorem_heads += sum(1 for p in doc.body_text if _THEOREM_HEAD.match(p.text))
         self.styles[doc.citation_style] = self.styles.get(doc.citation_style, 0) + 1
 
 
-def parse_one(path: Path, scratch: Path) -> StructuredDoc:
-    """A document, or :class:`EprintError` with the failure's code."""
+def parse_one(path: Path, scratch: Path) -> tuple[StructuredDoc, str]:
+    """A document and the main file chosen (with why), or :class:`EprintError` with the failure's code."""
     if path.is_dir():
-        main = find_main_tex(path)
+        root = path
+        main, why = _main(root)
         if main is None:
             raise EprintError("no_main_tex", str(path))
-        return parse_latex(assemble_source(path, main), path.name)
-    res = parse_eprint(path, path.name, scratch)
-    if res.doc is None:
-        fail = res.failure
-        raise EprintError(fail.code if fail else "failed", fail.message if fail else "")
-    return res.doc
+        doc = parse_latex(assemble_source(path, main), path.name)
+    else:
+        res = parse_eprint(path, path.name, scratch, keep=True)
+        if res.doc is None:
+            fail = res.failure
+            raise EprintError(fail.code if fail else "failed", fail.message if fail else "")
+        root, doc = scratch, res.doc
+        main, why = _main(root)
+    name = main.relative_to(root.resolve()).as_posix() if main else "?"
+    return doc, f"{name} ({why})" if why else name
+
+
+def _main(root: Path) -> tuple[Path | None, str]:
+    """The main file and why (the reason only where the code says it: ``eprint.main_file``)."""
+    if hasattr(eprint, "main_file"):
+        return eprint.main_file(root)
+    return find_main_tex(root), ""
 
 
 def _name(path: Path) -> str:
@@ -138,22 +162,23 @@ def main(argv: list[str]) -> None:
             one = Figures(papers=1)
             total.papers += 1
             try:
-                doc = parse_one(path, Path(tmp) / str(n))
+                doc, main = parse_one(path, Path(tmp) / str(n))
             except EprintError as exc:
                 total.failures.append(f"{_name(path)}: {exc.code}")
-                rows.append((_name(path), one, exc.code))
+                rows.append((_name(path), one, exc.code, ""))
                 continue
             one.add_doc(doc)
             total.add_doc(doc)
-            rows.append((_name(path), one, doc.citation_style))
+            rows.append((_name(path), one, doc.citation_style, main))
     if args.per_paper:
         print(
-            f"{'paper':44} {'style':10} {'para':>5} {'cites':>6} {'linked':>6} {'[?]':>4} {'??':>4} {'bib':>5} {'clean':>5}"
+            f"{'paper':40} {'style':10} {'para':>5} {'cites':>6} {'linked':>6} {'[?]':>4} {'??':>4} {'bib':>5} "
+            f"{'clean':>5} {'thm':>4}  main file"
         )
-        for name, f, style in rows:
+        for name, f, style, main in rows:
             print(
-                f"{name[:44]:44} {style:10} {f.paragraphs:5d} {f.cites:6d} {f.linked:6d} {f.unknown_cites:4d} "
-                f"{f.unresolved_refs:4d} {f.bib:5d} {f.clean_bib:5d}"
+                f"{name[:40]:40} {style:10} {f.paragraphs:5d} {f.cites:6d} {f.linked:6d} {f.unknown_cites:4d} "
+                f"{f.unresolved_refs:4d} {f.bib:5d} {f.clean_bib:5d} {f.theorem_heads:4d}  {main}"
             )
     print(f"papers parsed: {total.parsed}/{total.papers}; failures: {total.failures or 'none'}")
     print(f"citation styles: {dict(sorted(total.styles.items()))}")
@@ -161,6 +186,7 @@ def main(argv: list[str]) -> None:
     print(f"cite spans: {total.cites}, linked {total.linked}, [?] {total.unknown_cites}")
     print(f"ref spans: {total.refs}, unresolved ?? {total.unresolved_refs}")
     print(f"bib entries: {total.bib}, clean title and authors {total.clean_bib}")
+    print(f"theorem-like headings printed: {total.theorem_heads}")
     result(
         papers=total.papers,
         parsed=total.parsed,
@@ -169,6 +195,7 @@ def main(argv: list[str]) -> None:
         unresolved_refs=total.unresolved_refs,
         bib=total.bib,
         clean_bib=total.clean_bib,
+        theorem_heads=total.theorem_heads,
         cpu_s=round(cpu["s"], 2),
         peak_mb=round(peak_mb(), 1),
     )

@@ -195,7 +195,8 @@ def test_natbib_labels_print_as_the_paper_prints_them():
     # REVTeX prints numbers whatever the labels say (natbib's \citet: "Barthe et al. [1]")
     rev = parse_latex(LatexSource(main="main.tex", text=_NATBIB % "revtex4-2"), "revtex")
     assert rev.citation_style == "BRACKET"
-    assert [s.text for s in rev.body_text[0].cite_spans] == ["Barthe et al. [1]", "[2]", "[3]", "[1]", "[2]"]
+    assert [s.text for s in rev.body_text[0].cite_spans] == ["Barthe et al. [1]", "[2]", "[3]", "1", "2"]
+    assert rev.body_text[0].text.endswith("and [see 1, 2, p. 3].")  # one pair of brackets (issue 34)
 
 
 def test_acl_style_cite_is_parenthetical():

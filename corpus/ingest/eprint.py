@@ -1,5 +1,9 @@
 """arXiv e-prints: unpack without trusting them, find the main .tex, inline its inputs.
 
+The main file is the one LaTeX would build for the paper (:func:`main_file`): arXiv's
+``00README`` when it names one, else the document judged by what it reaches through its
+inputs and bibliography (latexdiff output, templates, rebuttals and old drafts lose).
+
 An e-print is whatever the submitter uploaded, served as a gzip'd tar, a gzip'd
 single file (usually one .tex) or a bare PDF. Nothing in it is trusted:
 
@@ -25,18 +29,20 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import os
 import re
 import shutil
 import tarfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # The version of arxiv_sources (corpus.versions): bump it whenever their rows change.
-EPRINT_VERSION = "corpus.ingest.eprint/1"
+EPRINT_VERSION = "corpus.ingest.eprint/2"  # 2: the main file LaTeX would build (issue 34, D)
 
 EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
 
@@ -377,7 +383,8 @@ _DOCCLASS_RE = re.compile(r"\\document(?:class|style)\s*[\[{]")
 _BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
 _END_DOC_RE = re.compile(r"\\end\s*\{document\}")
 _INPUT_RE = re.compile(
-    r"\\(?P<cmd>input|include|subfile|subfileinclude)(?![A-Za-z])\s*(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\]+))"
+    r"\\(?P<cmd>input|include|subfile|subfileinclude|loadglsentries)(?![A-Za-z])\s*(?:\[[^\]]*\]\s*)?"
+    r"(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\\[]+))"
     r"|\\(?P<icmd>import|subimport|includefrom|subincludefrom|inputfrom|subinputfrom)\*?\s*\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]*)\}"
 )
 _ENDINPUT_RE = re.compile(r"\\endinput(?![A-Za-z])")
@@ -435,64 +442,199 @@ def _tex_files(root: Path) -> list[Path]:
 
 
 def find_main_tex(root: Path) -> Path | None:
-    """The file with ``\\documentclass`` (or 2.09's ``\\documentstyle``) whose document begins
-    in it or in a file it inputs (``ms.tex`` = preamble + ``\\input{ms_text}``).
+    """The file LaTeX would build for the paper (:func:`main_file`), or None."""
+    return main_file(root)[0]
 
-    When several qualify (a paper and its supplement, a standalone figure), prefer one no
-    other candidate inputs, then conventional names (main, ms, paper), then avoid
-    supplement-like names, then the one whose inputs hold the most text.
+
+@dataclass
+class _Facts:
+    """What one .tex file holds that the choice of the main file looks at."""
+
+    size: int
+    docclass: bool
+    begins: bool  # \\begin{document}
+    latexdiff: bool
+    letter: bool  # a letter class
+    inline_bibliography: bool  # thebibliography, or no bibliography command at all needed
+    printbibliography: bool
+    bibliographies: list[str]  # what its \\bibliography / \\addbibresource name
+
+
+def _facts(text: str) -> _Facts:
+    return _Facts(
+        size=len(text),
+        docclass=_DOCCLASS_RE.search(text) is not None,
+        begins=_BEGIN_DOC_RE.search(text) is not None,
+        latexdiff=_LATEXDIFF_RE.search(text) is not None,
+        letter=_LETTER_CLASS_RE.search(text) is not None,
+        inline_bibliography="thebibliography" in text,
+        printbibliography=re.search(r"\\printbibliography(?![A-Za-z])", text) is not None,
+        bibliographies=[n.strip() for m in _ADDBIB_RE.finditer(text) for n in m[1].split(",") if n.strip()],
+    )
+
+
+@dataclass
+class _Candidate:
+    """A file whose inputs reach a ``\\documentclass`` and a ``\\begin{document}``."""
+
+    path: Path
+    text: str  # the file itself
+    files: set[Path]  # the files it reaches (itself included)
+    facts: list[_Facts]  # of those files
+
+    @property
+    def size(self) -> int:
+        return sum(f.size for f in self.facts)
+
+    def any(self, name: str) -> bool:
+        return any(getattr(f, name) for f in self.facts)
+
+
+def main_file(root: Path) -> tuple[Path | None, str]:
+    """The file LaTeX would build for the paper, and why it was chosen.
+
+    A candidate is a .tex file whose inputs (transitively) reach a ``\\documentclass`` and a
+    ``\\begin{document}`` (``main.tex`` = ``\\input{header}`` + the document counts, the header
+    alone does not). arXiv's ``00README`` (``.XXX`` or ``.json``) decides when it names a
+    top-level file or files to ignore. Otherwise candidates are judged by the document they
+    reach, in this order: not latexdiff output (``\\DIFadd``/``\\DIFdel``) nor a pandoc template
+    (``$body$``); not input by another candidate; not a side document (a response, rebuttal,
+    cover letter, supplement or appendix: by name, or a ``letter`` class); a substantial
+    document (a quarter of the largest at least: a standalone figure or an answer to the
+    referees is not the paper); nearest the top directory (where arXiv compiles; an old
+    draft in ``extras/`` is not built); a bibliography that resolves (its own .bbl, or the
+    .bib/.bbl it names); the larger document; a conventional name (main, ms, paper).
     """
-    root = Path(root)
+    root = Path(root).resolve()
     texts: dict[Path, str] = {}
     for path in _tex_files(root):
         if path.stat().st_size <= 32 * 1024 * 1024:
             texts[path.resolve()] = strip_comments(read_text(path)[0])
-    root = root.resolve()
-    candidates: list[tuple[Path, str, int]] = []  # (path, text, characters with its inputs)
+    facts = {path: _facts(text) for path, text in texts.items()}
+    toplevel, ignored = _readme_directives(root)
+    candidates: list[_Candidate] = []
     for path, text in texts.items():
-        if _DOCCLASS_RE.search(text):
-            reach = _document_reach(root, path, texts)
-            if reach:
-                candidates.append((path, text, reach))
+        if path in ignored:
+            continue
+        files = _reached_files(root, path, texts)
+        c = _Candidate(path, text, files, [facts[f] for f in files])
+        if c.any("docclass") and c.any("begins"):
+            candidates.append(c)
+    for name in toplevel:
+        for c in candidates:
+            if c.path == (root / name).resolve():
+                return c.path, "00README: toplevel"
     if not candidates:
-        return None
+        return None, "no file reaches \\documentclass and \\begin{document}"
     if len(candidates) == 1:
-        return candidates[0][0]
-    included: set[str] = set()
-    for _, text, _ in candidates:
-        for m in _INPUT_RE.finditer(text):
-            target = m["arg"] or m["bare"] or m["file"] or ""
-            included.add(PurePosixPath(target.strip()).stem)
+        return candidates[0].path, "the only document"
+    largest = max(c.size for c in candidates)
+    included = {f for o in candidates for f in o.files if f != o.path}
 
-    def rank(item: tuple[Path, str, int]) -> tuple:
-        path, _, reach = item
-        stem = path.stem.lower()
+    def rank(c: _Candidate) -> tuple:
+        stem = c.path.stem.lower()
         return (
-            path.stem in included,
+            c.any("latexdiff"),
+            bool(_PANDOC_TEMPLATE_RE.search(c.text)),
+            c.path in included,
+            any(w in stem for w in _SIDE_WORDS) or c.any("letter"),
+            c.size * 4 < largest,
+            len(c.path.relative_to(root).parts),
+            not _bibliography_resolves(root, c),
+            -c.size,
             stem not in _MAIN_NAMES,
-            any(w in stem for w in _SIDE_WORDS),
-            len(path.relative_to(root).parts),
-            -reach,
+            c.path.as_posix(),
         )
 
-    return min(candidates, key=rank)[0]
+    ranked = sorted(candidates, key=rank)
+    best, runner = ranked[0], ranked[1]
+    a, b = rank(best), rank(runner)
+    k = next(i for i in range(len(a)) if a[i] != b[i])
+    return best.path, _RANK_REASONS[k].format(other=runner.path.relative_to(root).as_posix())
 
 
-def _document_reach(root: Path, main: Path, texts: dict[Path, str], max_files: int = 64) -> int:
-    """Characters of ``main`` and the .tex files it inputs (transitively) when a
-    ``\\begin{document}`` is among them, else 0 (a preamble or macro file)."""
-    seen, todo, size, begins = {main}, [main], 0, False
+_RANK_REASONS = (  # why the best candidate beat the next one, by the first rank key that differs
+    "{other} is latexdiff output",
+    "{other} is a pandoc template",
+    "{other} is input by another document",
+    "{other} is a side document (response, rebuttal, letter, supplement, appendix)",
+    "{other} is a small document beside this one",
+    "{other} lies deeper in the tree",
+    "the bibliography of {other} is missing",
+    "a larger document than {other}",
+    "a conventional name, unlike {other}",
+    "first by name, before {other}",
+)
+_LATEXDIFF_RE = re.compile(r"\\DIF(?:add|del)(?:begin|end|FL|beginFL|endFL)?(?![A-Za-z])")
+_PANDOC_TEMPLATE_RE = re.compile(r"\$(?:body|if\([\w.-]+\)|endif|for\([\w.-]+\)|endfor)\$")
+_LETTER_CLASS_RE = re.compile(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{\s*\w*letter\w*\s*\}")
+_README_NAMES = ("00README.json", "00README.XXX", "00README")
+
+
+def _readme_directives(root: Path) -> tuple[list[str], set[Path]]:
+    """arXiv's processing directives: the files named top level (in order) and those to ignore,
+    from ``00README.json`` (``{"sources": [{"filename": ..., "usage": "toplevel"}]}``) or the
+    older ``00README.XXX`` (one ``filename directive`` a line)."""
+    toplevel: list[str] = []
+    ignored: set[Path] = set()
+    for name in _README_NAMES:
+        path = root / name
+        if not path.is_file() or path.stat().st_size > 1 << 20:
+            continue
+        text = read_text(path)[0]
+        pairs: list[tuple[str, str]] = []
+        if name.endswith(".json"):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                continue
+            sources = data.get("sources") if isinstance(data, dict) else None
+            for s in sources if isinstance(sources, list) else []:
+                if isinstance(s, dict) and isinstance(s.get("filename"), str):
+                    pairs.append((s["filename"], str(s.get("usage", ""))))
+        else:
+            for line in text.splitlines():
+                words = line.split()
+                if len(words) == 2:
+                    pairs.append((words[0], words[1]))
+        for filename, usage in pairs:
+            if ".." in filename:
+                continue
+            if usage.lower() == "toplevel":
+                toplevel.append(filename)
+            elif usage.lower() == "ignore":
+                ignored.add((root / filename).resolve())
+    return toplevel, ignored
+
+
+def _reached_files(root: Path, main: Path, texts: dict[Path, str], max_files: int = 64) -> set[Path]:
+    """``main`` and the .tex files it inputs, transitively (at most ``max_files``)."""
+    seen, todo = {main}, [main]
     while todo and len(seen) <= max_files:
         path = todo.pop()
-        text = texts.get(path, "")
-        size += len(text)
-        begins = begins or bool(_BEGIN_DOC_RE.search(text))
-        for m in _INPUT_RE.finditer(text):
+        for m in _INPUT_RE.finditer(texts.get(path, "")):
             target = _resolve_input(root, path.parent, _input_name(m))
             if target is not None and target in texts and target not in seen:
                 seen.add(target)
                 todo.append(target)
-    return size if begins else 0
+    return seen
+
+
+def _bibliography_resolves(root: Path, c: _Candidate) -> bool:
+    """Whether the document's bibliography is there: its own .bbl, an inline
+    ``thebibliography``, or a .bib / .bbl its ``\\bibliography`` names (no bibliography at all
+    counts as resolved: nothing is missing)."""
+    if c.path.with_suffix(".bbl").is_file() or c.any("inline_bibliography"):
+        return True
+    names = [n for f in c.facts for n in f.bibliographies]
+    if not names:
+        return not c.any("printbibliography")
+    for n in names:
+        stem = n[:-4] if n.endswith(".bib") else n
+        for base in (c.path.parent, root):
+            if (base / (stem + ".bib")).is_file() or (base / (stem + ".bbl")).is_file():
+                return True
+    return False
 
 
 def _resolve_input(root: Path, current_dir: Path, name: str) -> Path | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from corpus.parse.latex_braces import read_optional
+
 
 @dataclass
 class Target:
@@ -26,6 +28,16 @@ class Theorem:
     counter: str  # the counter it steps (its own name, or the one it shares)
     within: str | None = None  # section, subsection, chapter: numbered "2.3"
     numbered: bool = True
+
+
+@dataclass
+class TheoremHead:
+    """The heading LaTeX prints at a theorem-like environment: "Theorem 2.3 (Morse). "."""
+
+    start: int  # position of its \\begin in the body
+    end: int  # after the \\begin{name} and its optional note
+    name: str  # the environment
+    latex: str  # the heading, the note's LaTeX inside it (its cites and refs print as in the text)
 
 
 @dataclass
@@ -96,9 +108,11 @@ class _Walk:
 
 def assign_labels(
     body: str, headings: list[Heading], declared: dict[str, Theorem], labels: dict[str, Target]
-) -> None:
+) -> list[TheoremHead]:
     """Register every ``\\label`` of ``body`` (figures and equations already cut out) with the
-    target LaTeX gives it. Labels already known keep their target."""
+    target LaTeX gives it (labels already known keep their target), and return the heading of
+    each theorem-like and proof environment, numbered as the labels in it are."""
+    heads: list[TheoremHead] = []
     walk = _Walk()
     levels_within = {t.counter: _LEVEL_OF.get(t.within or "") for t in declared.values() if t.numbered}
     current: Target | None = None
@@ -129,6 +143,10 @@ def assign_labels(
                 lv = levels_within.get(thm.counter)
                 prefix = walk.within_num.get(lv, "0") + "." if lv is not None else ""
                 current = Target(current.ref_id if current else None, f"{prefix}{n}", thm.title)
+            if thm is not None or name == "proof":
+                heads.append(
+                    _head(body, m, name, thm, current.num if thm and thm.numbered and current else None)
+                )
             elif name == "enumerate":
                 depth += 1
                 items.append(0)
@@ -147,3 +165,16 @@ def assign_labels(
             items[-1] += 1
             num = str(items[0]) + "".join(chr(ord("a") + n - 1) for n in items[1:] if 0 < n <= 26)
             current = Target(current.ref_id if current else None, num, "item")
+    return heads
+
+
+def _head(body: str, m: re.Match, name: str, thm: Theorem | None, num: str | None) -> TheoremHead:
+    """amsthm's heading: "Title num (note). " ("Proof. ", or the proof's own title, "Proof of
+    Lemma 2. ")."""
+    note, end = read_optional(body, m.end())
+    note = note.strip() if note else ""
+    if thm is None:  # proof
+        latex = (note or "Proof") + ". "
+    else:
+        latex = " ".join(p for p in (thm.title, num) if p) + (f" ({note})" if note else "") + ". "
+    return TheoremHead(m.start(), end, name, latex)

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 CiteForm = Literal["textual", "paren", "bare"]
+# How a numeric citation of several keys prints: LaTeX's own \cite and natbib "[1, 2, 3]"; sorted
+# with ranges ("[1, 3–5]": natbib's sort&compress, the cite package, biblatex's -comp styles,
+# REVTeX); each number in its brackets (IEEEtran: "[1], [2]"), compressed with cite ("[1]–[3]").
+NumberForm = Literal["list", "compress", "each", "each-compress"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,9 @@ class CiteMode:
     cite: CiteForm = (
         "textual"  # plain \cite in a NAME-YEAR paper: natbib's \citet, \citep, or biblatex's bare form
     )
+    numbers: NumberForm = "list"
+    alpha: bool = False  # alphabetic labels ("[Knu84]"): BibTeX's alpha styles, biblatex's alphabetic
+    alpha_style: Literal["bibtex", "biblatex"] = "bibtex"
 
 
 _LOAD_RE = re.compile(
@@ -89,6 +96,49 @@ def cite_mode(
     ``\\setcitestyle`` may be anywhere); ``labels_author_year`` says whether most .bbl items
     carry natbib author-year labels (None: no .bbl, the bibliography comes from .bib files)."""
     loads = _loads(preamble, packages)
+    mode = _style(loads, text, labels_author_year)
+    if mode.style != "BRACKET":
+        return mode
+    numbers, alpha, alpha_style = _numbers(loads, text)
+    return CiteMode(mode.style, mode.cite, numbers, alpha, alpha_style)
+
+
+_COMPRESS_OPTS = re.compile(r"\b(?:sort&compress|compress)\b")
+_NOCOMPRESS_OPTS = re.compile(r"\bnocompress\b")
+_BLX_COMPRESSED = re.compile(r"[\w-]*-comp|phys|nature|science|ieee|chem-\w+|trad-\w+|numeric-comp|apsrev\w*")
+_ALPHA_BST = re.compile(r"\w*alpha\w*|alphadin")
+
+
+def _numbers(loads: list[tuple[str, str, str]], text: str) -> tuple[NumberForm, bool, str]:
+    """How several numbered keys print, and whether the labels are alphabetic."""
+    names = {name for _, _, name in loads}
+    blx = [opts for _, opts, name in loads if name == "biblatex"]
+    if blx:
+        styles = [
+            s.lower()
+            for s in _BLX_STYLE_RE.findall(" ".join(blx) + " " + " ".join(_EXEC_BLX_RE.findall(text)))
+        ]
+        alpha = any(s.startswith("alphabetic") for s in styles)
+        comp = any(_BLX_COMPRESSED.fullmatch(s) for s in styles)
+        return ("each-compress" if any(s.startswith("ieee") for s in styles) else "compress" if comp else "list",
+                alpha, "biblatex")  # fmt: skip
+    bst = _BIBSTYLE_RE.search(text)
+    alpha = bool(bst and _ALPHA_BST.fullmatch(bst[1].strip().rsplit("/", 1)[-1]))
+    cite_pkg = [opts for _, opts, name in loads if name in ("cite", "citesort")]
+    natbib_opts = " ".join(opts for _, opts, name in loads if name == "natbib")
+    natbib_opts += " " + " ".join(_CITESTYLE_RE.findall(text))
+    compress = bool(cite_pkg and not _NOCOMPRESS_OPTS.search(" ".join(cite_pkg))) or bool(
+        _COMPRESS_OPTS.search(natbib_opts)
+    )
+    if any(n.startswith("revtex") for n in names):
+        compress = True  # REVTeX loads natbib with sort&compress
+    if "IEEEtran" in names:
+        return ("each-compress" if compress else "each"), alpha, "bibtex"
+    return ("compress" if compress else "list"), alpha, "bibtex"
+
+
+def _style(loads: list[tuple[str, str, str]], text: str, labels_author_year: bool | None) -> CiteMode:
+    """BRACKET or NAME-YEAR, and what a plain ``\\cite`` prints in a NAME-YEAR paper."""
     names = {name for _, _, name in loads}
     classes = [
         (opts, name) for cmd, opts, name in loads if cmd in ("documentclass", "documentstyle", "LoadClass")

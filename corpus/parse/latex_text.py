@@ -1,9 +1,10 @@
-"""LaTeX snippets -> plain text, and the brace reading both the parser and the
-bibliography readers use (:mod:`corpus.parse.latex`, :mod:`corpus.parse.latex_bib`).
+"""LaTeX snippets -> plain text: fast tables first, pylatexenc on what is left.
 
-pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so
-:func:`latex_to_text` converts with a small table of common macros first and calls
-pylatexenc only on the few leftover pieces (cached).
+Commands whose arguments are no text go first (:mod:`corpus.parse.latex_commands`), math
+accents and alphabets are read by :mod:`corpus.parse.latex_math`. pylatexenc turns LaTeX
+into text at ~120-190 kB/s here, too slow for whole papers, so :func:`latex_to_text` converts
+with a small table of common macros first and calls pylatexenc only on the few leftover
+pieces (cached).
 """
 
 from __future__ import annotations
@@ -14,89 +15,9 @@ import re
 from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
-from corpus.ingest.eprint import EprintError
-
-LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
-
-# ----------------------------------------------------------------------------- braces
-
-_BRACE_TOKEN = re.compile(r"\\[\s\S]|[{}]")
-_WS = re.compile(r"\s+")
-
-
-def brace_excess(text: str) -> int:
-    """``{`` minus ``}`` in ``text``, escaped ones (``\\{``, ``\\}``) and ``\\\\`` aside: 0 when
-    they pair up by count (one pass of C-level counting, no scan)."""
-    bare = text.replace("\\\\", "").replace("\\{", "").replace("\\}", "")
-    return bare.count("{") - bare.count("}")
-
-
-def _match_brace(s: str, i: int) -> int:
-    """Index just past the ``}`` matching the ``{`` at ``s[i]``; -1 when unbalanced."""
-    depth = 0
-    for m in _BRACE_TOKEN.finditer(s, i):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return -1
-
-
-def _skip_ws(s: str, i: int) -> int:
-    n = len(s)
-    while i < n and s[i] in " \t\n\r":
-        i += 1
-    return i
-
-
-def _read_group(s: str, i: int) -> tuple[str | None, int]:
-    """A ``{...}`` group (content, end) at ``i`` after spaces, else (None, i)."""
-    j = _skip_ws(s, i)
-    if j < len(s) and s[j] == "{":
-        end = _match_brace(s, j)
-        if end < 0:
-            raise LatexError("unbalanced_braces", f"unclosed argument near: {s[j : j + 60]!r}")
-        return s[j + 1 : end - 1], end
-    return None, i
-
-
-def _read_optional(s: str, i: int) -> tuple[str | None, int]:
-    """A ``[...]`` optional argument (braces inside respected), else (None, i)."""
-    j = _skip_ws(s, i)
-    if j >= len(s) or s[j] != "[":
-        return None, i
-    depth, k = 0, j + 1
-    while k < len(s):
-        c = s[k]
-        if c == "\\":
-            k += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "]" and depth <= 0:
-            return s[j + 1 : k], k + 1
-        k += 1
-    return None, i
-
-
-def _read_arg(s: str, i: int) -> tuple[str, int]:
-    """A mandatory macro argument: a group, a control sequence or one character."""
-    group, end = _read_group(s, i)
-    if group is not None:
-        return group, end
-    j = _skip_ws(s, i)
-    if j >= len(s):
-        return "", j
-    if s[j] == "\\":
-        m = re.compile(r"\\(?:[A-Za-z@]+|.)").match(s, j)
-        return m.group(), m.end()
-    return s[j], j + 1
-
+from corpus.parse.latex_braces import WS, LatexError, read_group, read_optional
+from corpus.parse.latex_commands import strip_arguments
+from corpus.parse.latex_math import has_style, style_math
 
 # ----------------------------------------------------------------------------- text conversion
 
@@ -145,7 +66,7 @@ _SYMBOL_TABLE = {
     **_LATEXSYM,
     **{name: name for name in _OPERATOR_NAMES},
 }
-_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*]*")
+_SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*′″‴]*")
 _SPECIAL = re.compile(r"[\\${}~`]|--|''")
 _ESCAPES = {
     "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
@@ -155,8 +76,8 @@ _ESCAPE_RE = re.compile(r"\\\\\*?(?:\s*\[[^\]]*\])?|\\([%&_#${} ,;!:>/@\-])")
 _MATH_RE = re.compile(r"(?<!\\)\$([^$]+)\$|\\\((.+?)\\\)", re.S)
 _WRAPPERS = frozenset(
     """emph textbf textit textsc texttt textrm textsf textsl textup textmd textnormal underline uline
-    mbox hbox makebox fbox framebox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
-    MakeLowercase texorpdfstring protect sout st hl textls textsuperscript mathcal mathbb mathbf mathit
+    mbox hbox fbox text mathrm ensuremath textmu uppercase MakeUppercase lowercase
+    MakeLowercase texorpdfstring protect sout st hl textls mathcal mathbb mathbf mathit
     mathsf mathtt mathfrak mathscr boldsymbol bm operatorname hat tilde bar vec overline widehat
     widetilde dot ddot check breve underbrace overbrace left right bigl bigr Bigl Bigr big Big
     displaystyle textstyle scriptstyle limits nolimits mathbin mathrel mathop citenamefont bibfnamefont
@@ -166,10 +87,10 @@ _SWITCHES = frozenset(
     """bf it em rm sc tt sf sl up md normalfont bfseries itshape scshape ttfamily rmfamily sffamily
     slshape upshape mdseries small footnotesize scriptsize tiny large Large LARGE huge Huge normalsize
     noindent indent centering raggedright raggedleft relax maketitle newpage clearpage cleardoublepage
-    pagebreak nopagebreak linebreak nolinebreak hline toprule midrule bottomrule smallskip medskip
+    nolinebreak hline toprule midrule bottomrule smallskip medskip
     bigskip vfill hfill null nobreak allowbreak sloppy fussy leavevmode unskip ignorespaces
-    nobreakdash selectlanguage tableofcontents listoffigures listoftables frenchspacing
-    printbibliography selectfont""".split()
+    nobreakdash tableofcontents listoffigures listoftables frenchspacing
+    selectfont""".split()
 )
 _SYMBOLS = {
     "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "ldots": "…",
@@ -183,6 +104,7 @@ _SYMBOLS = {
     "bibrangedash": "–", "bibdatedash": "–", "bibinitperiod": ".", "bibinitdelim": " ",
     "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
     "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
+    "prime": "′",  # unimathsymbols' (pylatexenc gives an apostrophe)
 }  # fmt: skip
 # The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
 _AAS_JOURNALS = {
@@ -299,11 +221,11 @@ def _siunitx(chunk: str) -> str:
         if m.start() < pos:
             continue
         cmd = m.group(1)
-        _, i = _read_optional(chunk, m.end())
+        _, i = read_optional(chunk, m.end())
         args = []
         try:
             for _ in range(_SI_ARGS[cmd]):
-                arg, i = _read_group(chunk, i)
+                arg, i = read_group(chunk, i)
                 if arg is None:
                     break
                 args.append(arg)
@@ -363,9 +285,21 @@ def _negated(m: re.Match) -> str:
     return {"=": "≠", "<": "≮", ">": "≯"}.get(char, char + "\u0338")
 
 
+_PRIME_RE = re.compile(r"\^\s*(?:\{\s*((?:\\prime(?![A-Za-z])\s*)+)\}|\\prime(?![A-Za-z]))")
+
+
+def _primes(m: re.Match) -> str:
+    n = m.group(1).count("\\prime") if m.group(1) else 1
+    return {1: "\u2032", 2: "\u2033", 3: "\u2034"}.get(n, "\u2032" * n)
+
+
 def _math(m: re.Match) -> str:
     """Inline math as text: the same tables as prose, ``^{..}``/``_{..}`` kept flat."""
     body = m.group(1) or m.group(2) or ""
+    if "\\prime" in body:  # x^{\prime} is x′ (the superscript is the prime's own), ^{\prime\prime} x″
+        body = _PRIME_RE.sub(_primes, body)
+    if "''" in body:  # in math TeX reads f'' as two primes (″), never a closing quotation mark
+        body = body.replace("'''", "‴").replace("''", "″")
     if _SIMPLE_MATH.fullmatch(body):
         return body
     if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
@@ -375,10 +309,14 @@ def _math(m: re.Match) -> str:
     return _to_text(body.replace("$", ""))
 
 
-def latex_to_text(chunk: str) -> str:
-    """LaTeX snippet -> plain text: fast tables first, pylatexenc on what is left."""
+def latex_to_text(chunk: str, stripped: bool = False) -> str:
+    """LaTeX snippet -> plain text: arguments that are no text dropped
+    (:func:`~corpus.parse.latex_commands.strip_arguments`; ``stripped``: already done, as for
+    the pieces of a paragraph), fast tables first, pylatexenc on what is left."""
     if not _SPECIAL.search(chunk):
         return chunk
+    if not stripped and "\\" in chunk:
+        chunk = strip_arguments(chunk)
     return _to_text(chunk).replace("\ue010", "{").replace("\ue011", "}")
 
 
@@ -397,6 +335,8 @@ def _to_text(chunk: str) -> str:
         chunk = _HREF_RE.sub("", chunk)
         chunk = _URL_RE.sub(r"\1", chunk)
         chunk = _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group(1)] if m.group(1) else " ", chunk)
+        if has_style(chunk):  # \hat{d}, \mathcal{L}: marks and letters of their own
+            chunk = style_math(chunk, _to_text)
     if "$" in chunk or "\\(" in chunk:
         chunk = _MATH_RE.sub(_math, chunk)
     if "\\" in chunk:
@@ -408,5 +348,13 @@ def _to_text(chunk: str) -> str:
     return chunk.replace("{", "").replace("}", "").replace("\\", "")
 
 
-def _plain(latex: str) -> str:
-    return _WS.sub(" ", latex_to_text(latex)).strip()
+def _plain(latex: str, stripped: bool = False) -> str:
+    """One line of text: :func:`latex_to_text`, whitespace collapsed. ``stripped``: no command
+    whose arguments are no text is looked for (bibliography fields, where links and names are
+    all there is)."""
+    return WS.sub(" ", latex_to_text(latex, stripped)).strip()
+
+
+def plain_field(latex: str) -> str:
+    """A bibliography field as one line of text (:func:`_plain` without the argument table)."""
+    return _plain(latex, stripped=True)

@@ -1,0 +1,64 @@
+"""One bibliography item as the parser reads it: its cite key, the label it prints, natbib's
+short author list and year, and the :class:`~corpus.parse.document.BibEntry`; and the
+identifiers (DOI, arXiv id) found in a reference's text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpus.ingest.arxiv_ids import try_normalize
+from corpus.parse.document import BibEntry
+
+_DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s{}\"<>,]+)")
+_ARXIV_RES = (
+    re.compile(
+        r"arxiv(?:\.org/(?:abs|pdf)/|\s*:\s*|\s+preprint\s+(?:arxiv:)?\s*)([A-Za-z\-.]+/\d{7}|\d{4}\.\d{4,5})",
+        re.I,
+    ),
+    re.compile(r"\babs/(\d{4}\.\d{4,5})"),
+    re.compile(r"\\eprint\s*\{([^{}]+)\}"),
+)
+_YEAR_RE = re.compile(r"(?<![\d/.])(1[89]\d\d|20\d\d)(?![\d/])")
+
+
+@dataclass
+class _Item:
+    key: str
+    label: str | None  # the bibitem's optional label, as text
+    entry: BibEntry
+    short: str = ""  # natbib short author list
+    year_label: str = ""  # natbib year (may carry a letter: 2019a)
+    alpha: bool = False  # ``label`` is an alphabetic label ("Knu84"), printed in BRACKET papers
+
+
+def _ids(latex: str, text: str) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    m = _DOI_RE.search(latex) or _DOI_RE.search(text)
+    if m:
+        ids["DOI"] = [m.group(1).rstrip(".")]
+    for rx in _ARXIV_RES:
+        for m in rx.finditer(latex):
+            aid = try_normalize(m.group(1).rstrip("."))
+            if aid:
+                ids["arXiv"] = [aid]
+                return ids
+    return ids
+
+
+_TRAILING_YEAR = re.compile(r"\s*,\s*(?:1[89]|20)\d\d[a-z]?\s*$")
+_VOLUME_RE = re.compile(r"\b[Vv]ol(?:ume)?\.?\s*(\d+)")
+
+
+def clean_title(title: str) -> str:
+    """A title as printed: no braces (a .bib's escaped ``\\{ATLAS\\}`` protects case, it prints
+    no brace), no year after it (natbib's @misc prints "Title, 2023."), no closing period."""
+    if "{" in title or "}" in title:
+        title = title.replace("{", "").replace("}", "")
+    return _TRAILING_YEAR.sub("", title).strip(" .,")
+
+
+def volume_of(text: str) -> str:
+    """The volume a reference names ("Vol. 485"), or ""."""
+    m = _VOLUME_RE.search(text)
+    return m.group(1) if m else ""

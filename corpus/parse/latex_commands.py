@@ -1,0 +1,184 @@
+"""What each command's arguments are, text or not, in one table: ``\\textcolor{black}{Feature}``
+prints "Feature", ``\\setlength\\tabcolsep{6pt}`` nothing, ``\\hyperref[sec:a]{Section A}``
+"Section A". :func:`strip_arguments` rewrites LaTeX by it: arguments that are no text
+(lengths, counters, colours, labels, file names, options) go, text arguments stay in braces.
+
+A spec is read left to right, one letter an argument (xparse's letters where they exist):
+
+* ``s`` an optional star, ``o`` an optional ``[...]`` (no text), ``O`` one that is text,
+  ``=`` an optional ``=``;
+* ``m`` a mandatory argument that is no text, ``t`` one that is text (a group or one token);
+* ``g`` a further group, read only when one follows (``\\collaboration{n}{name}`` in AASTeX,
+  ``\\collaboration{name}`` in REVTeX);
+* ``l`` a TeX length or glue (``0.5cm``, ``-2pt``, ``6pt plus 1fil``, ``2\\baselineskip``);
+* ``y`` a tikz path: a group, or everything up to the ``;`` that ends it;
+* a final ``_``: the command leaves a space (``\\hspace``, ``\\hskip``).
+
+Environments are in the same table under ``{name}``: their arguments after ``\\begin{name}``.
+The one-argument wrappers that print their argument (``\\emph``, ``\\textbf``, ``\\mbox``) and
+the switches that take none (``\\bfseries``, ``\\centering``) are not repeated here: the fast
+path of :mod:`corpus.parse.latex_text` removes their names (no name is in both).
+"""
+
+from __future__ import annotations
+
+import re
+
+from corpus.parse.latex_braces import LatexError, control_words, read_arg, read_group, read_optional, skip_ws
+
+
+def _table(spec_names: str) -> dict[str, str]:
+    """``"om: a b c; m: d"`` -> {a: om, b: om, c: om, d: m} (one spec, many names)."""
+    out: dict[str, str] = {}
+    for part in spec_names.split(";"):
+        if part.strip():
+            spec, _, names = part.partition(":")
+            spec = spec.strip().replace("-", "")  # "-": no argument at all
+            for name in names.split():
+                out[name] = spec
+    return out
+
+
+ARGUMENTS: dict[str, str] = _table(
+    # front matter: names, affiliations, dates, running heads, journal metadata
+    """om: author affil address email title ead cortext fntext tnotetext subjclass ccsdesc
+    thanks marginpar todo caption captionsetup addbibresource usepackage RequirePackage;
+    m: label date institute orcid orcidlink markright subtitle shorttitle runningtitle titlerunning
+    authorrunning dedicatory preprint received revised accepted published altaffiliation homepage
+    submitjournal shortauthors institution streetaddress city state country
+    postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
+    IEEEmembership acmBooktitle acmDOI acmISBN acmPrice acmYear acmJournal acmVolume acmNumber
+    acmArticle acmMonth copyrightyear setcopyright altaffilmark Received Accepted KeyWords keyword
+    keywords pacs tnoteref fnref abstract;
+    mg: collaboration correspondingauthor; omg: affiliation; mm: markboth altaffiltext SetRunningHead;
+    omgg: acmConference; m: authors journalname submitto;
+    o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks;
+    -: nocollaboration phantomsection IEEEoverridecommandlockouts;"""
+    # bibliography, index, files, links
+    """m: bibliographystyle bibliography index glossary graphicspath hyphenation input include
+    includeonly;
+    som: includegraphics; om: includepdf includesvg lstinputlisting;
+    mt: hypertarget hyperlink; ot: hyperref; omt: href; m: hypersetup;"""
+    # lengths, spacing and boxes
+    """sm: vspace; sm_: hspace; m: addvspace linespread setstretch; sm: enlargethispage;
+    mm: setlength addtolength settowidth settoheight settodepth; m: newlength;
+    l: vskip kern mkern mskip vglue lower raise moveleft moveright parindent parskip baselineskip
+    tabcolsep arraycolsep columnsep textwidth textheight linewidth columnwidth abovecaptionskip
+    belowcaptionskip topmargin oddsidemargin evensidemargin headheight headsep footskip itemsep parsep
+    topsep labelsep leftmargin rightmargin arrayrulewidth fboxsep fboxrule unitlength jot
+    abovedisplayskip belowdisplayskip intextsep textfloatsep floatsep dbltextfloatsep;
+    l_: hskip hglue;
+    omm: rule; m: phantom hphantom vphantom; ot: smash; moot: raisebox; smmt: resizebox; mot: scalebox;
+    omt: rotatebox; t: reflectbox; ooomt: parbox; oot: makebox framebox;
+    m: geometry newgeometry; -: restoregeometry;"""
+    # counters and theorems
+    """mm: setcounter addtocounter; m: stepcounter refstepcounter theoremstyle; mo: newcounter;
+    omm: numberwithin; smm: counterwithin counterwithout; smomo: newtheorem; om: declaretheorem
+    declaretheoremstyle; mmmmmmmmm: newtheoremstyle;"""
+    # fonts, colours, languages, page styles
+    """m: fontfamily fontseries fontshape fontencoding pagestyle thispagestyle pagenumbering
+    selectlanguage; mm: fontsize addtocontents; mmmm: usefont; mmm: addcontentsline;
+    ommm: definecolor; om: color pagecolor rowcolor cellcolor arrayrulecolor; omm: colorlet;
+    omoo: columncolor; omt: textcolor colorbox foreignlanguage; ommt: fcolorbox;"""
+    # package settings, tikz and pgfplots
+    """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
+    tikzsetnextfilename; mm: pgfmathsetmacro; o: tikzexternalize; m=o: tikzstyle; oy: tikz;
+    mmm: crefname Crefname; mm: creflabelformat crefalias crefformat Crefformat crefrangeformat
+    Crefrangeformat crefrangelabelformat; mmmmm: crefmultiformat Crefmultiformat crefrangemultiformat
+    Crefrangemultiformat; m: crefdefaultlabelformat;
+    om: printglossary printacronyms newglossary loadglsentries; -: makeglossaries printglossaries
+    glsaddall; om: glsadd; omm: newacronym newabbreviation; mm: newglossaryentry; m: acused acreset;
+    mom: acro acrodef;"""
+    # text arguments set side by side
+    """tt: IEEEPARstart; ott: lettrine; t: dropcap textsuperscript textsubscript centerline;
+    mmt: multicolumn; omomot: multirow;"""
+    # environments: their arguments after \begin{name}
+    """ooom: {minipage}; moo: {multicols}; m: {multicols*} {otherlanguage} {otherlanguage*}
+    {adjustbox} {spacing} {lrbox}; o: {tcolorbox} {mdframed} {enumerate} {itemize} {description};
+    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};"""
+)
+
+_COMMAND_RE = re.compile(
+    r"\\(" + control_words({k for k in ARGUMENTS if not k.startswith("{")}) + r")(?![A-Za-z])\*?"
+)
+_GLUE_RE = re.compile(
+    r"\s*=?\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\\[A-Za-z]+)"
+    r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|\\[A-Za-z]+))*"
+)
+
+
+def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
+    """The arguments of ``spec`` read from ``s[i:]``: each text argument's LaTeX, ``None`` for
+    one that is no text; and where they end. Raises :class:`LatexError` on an unclosed group."""
+    texts: list[str | None] = []
+    for kind in spec:
+        if kind == "s":
+            j = skip_ws(s, i)
+            if s.startswith("*", j):
+                i = j + 1
+        elif kind in "oO":
+            opt, i = read_optional(s, i)
+            if kind == "O" and opt is not None:
+                texts.append(opt)
+        elif kind == "=":
+            j = skip_ws(s, i)
+            if s.startswith("=", j):
+                i = j + 1
+        elif kind in "mt":
+            arg, i = read_arg(s, i)
+            texts.append(arg if kind == "t" else None)
+        elif kind == "g":
+            j = skip_ws(s, i)
+            if j < len(s) and s[j] == "{" and "\n\n" not in s[i:j]:
+                _, i = read_group(s, i)
+        elif kind == "l":
+            m = _GLUE_RE.match(s, i)
+            if m:
+                i = m.end()
+        elif kind == "y":
+            group, j = read_group(s, i)
+            if group is not None:
+                i = j
+            else:  # a path: up to its ";" (near, and within the paragraph)
+                end = s.find(";", i, i + 4000)
+                if end >= 0 and "\n\n" not in s[i:end]:
+                    i = end + 1
+    return texts, i
+
+
+def strip_arguments(latex: str) -> str:
+    """``latex`` with every command of :data:`ARGUMENTS` replaced by its text arguments, each
+    in braces (nested commands too); a command with none leaves an empty group (or a space),
+    so the letters after it never join a control word before it."""
+    if "\\" not in latex:
+        return latex
+    out: list[str] = []
+    pos = 0
+    for m in _COMMAND_RE.finditer(latex):
+        if m.start() < pos:
+            continue
+        spec = ARGUMENTS[m.group(1)]
+        try:
+            texts, end = read_arguments(latex, m.end(), spec)
+        except LatexError:
+            continue
+        out.append(latex[pos : m.start()])
+        kept = [strip_arguments(t) for t in texts if t is not None]
+        out.append("{" + "".join(kept) + "}" if kept else " " if spec.endswith("_") else "{}")
+        pos = end
+    if not out:
+        return latex
+    out.append(latex[pos:])
+    return "".join(out)
+
+
+def environment_arguments(s: str, i: int, name: str) -> tuple[str, int]:
+    """The text arguments (in braces) of the environment ``name`` begun just before ``s[i]``, and
+    where its arguments end: ``\\begin{minipage}[t]{0.5\\textwidth}`` has none. An environment
+    outside the table loses an optional argument only (``\\begin{enumerate}[label=(a)]``)."""
+    spec = ARGUMENTS.get("{" + name + "}", "o")
+    try:
+        texts, end = read_arguments(s, i, spec)
+    except LatexError:
+        return "", i
+    return "".join("{" + t + "}" for t in texts if t is not None), end

@@ -1,0 +1,261 @@
+"""Environments that leave the body text: figures, tables, algorithms and display equations
+(kept as ``ref_entries``), the abstract and acknowledgments (read apart), and blocks that are
+no text (bibliographies, pictures, listings); the paper's own environments that wrap a table,
+a figure or an equation are found from their definitions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corpus.parse.document import RefEntry
+from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
+from corpus.parse.latex_equations import EquationNumbers
+from corpus.parse.latex_labels import Target
+from corpus.parse.latex_recovery import paragraph_end
+from corpus.parse.latex_spans import equation_mark
+
+_ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
+FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
+TABLE_ENVS = frozenset(
+    "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
+)
+MATH_ENVS = frozenset(
+    """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
+    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
+    "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+_DROP_ENVS = frozenset(
+    """thebibliography references tikzpicture picture algorithmic
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture minted code""".split()
+)
+_ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
+_LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
+FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
+ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
+DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
+ABSTRACT_MARK = "\ue021"  # where an abstract environment was
+_FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
+_LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
+_LINE_LABEL_RE = re.compile(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}")
+
+
+def _unbrace(value: str) -> str:
+    value = value.strip()
+    return value[1:-1] if value.startswith("{") and value.endswith("}") else value
+
+
+LABEL_RE = re.compile(r"\\label\s*\{([^{}]*)\}")
+_CAPTION_RE = re.compile(r"\\(?:caption(?:of\s*\{[^{}]*\})?|tablecaption)\*?(?![A-Za-z])")
+
+
+@dataclass
+class Region:
+    start: int
+    end: int
+    name: str
+    content: str
+
+
+_MAX_UNCLOSED = 50  # beyond this the text is not a paper TeX would typeset: fail it
+
+
+def environments(
+    body: str, user: dict[str, str] | None = None, warnings: list[str] | None = None
+) -> list[Region]:
+    """Top-level regions of environments that leave the body text, in order (``user``: the
+    paper's own environments that are figures, tables or equations). One never closed ends
+    where its paragraph ends, as TeX ends an unclosed display at the paragraph's end ("Missing
+    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there."""
+    user = user or {}
+    regions: list[Region] = []
+    start = 0
+    for _ in range(_MAX_UNCLOSED + 1):
+        found, unclosed = _scan(body, start, user)
+        regions += found
+        if unclosed is None:
+            return regions
+        begin, name, content = unclosed
+        end = paragraph_end(body, content)
+        if warnings is not None:
+            line = body.count("\n", 0, begin) + 1
+            warnings.append(
+                f"unbalanced_environment: \\begin{{{name}}} (body line {line}) never closed; closed where its paragraph ends"
+            )
+        regions.append(Region(begin, end, name, body[content:end]))
+        start = end
+    raise LatexError("unbalanced_environment", f"more than {_MAX_UNCLOSED} environments never closed")
+
+
+def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tuple[int, str, int] | None]:
+    """The regions from ``start`` on, and the one left open (its start, name and content start)."""
+    regions: list[Region] = []
+    stack: list[str] = []
+    active: tuple[int, int, str, int] | None = None  # (stack index, start, name, content start)
+    for m in _ENV_RE.finditer(body, start):
+        kind, name = m.group(1), m.group(2).strip()
+        if kind == "begin":
+            stack.append(name)
+            if active is None and (
+                name in FIGURE_ENVS
+                or name in TABLE_ENVS
+                or name in MATH_ENVS
+                or name in _DROP_ENVS
+                or name in _ALGORITHM_ENVS
+                or name in _LISTING_ENVS
+                or name in ACK_ENVS
+                or name in user
+                or name == "abstract"
+            ):
+                active = (len(stack) - 1, m.start(), name, m.end())
+            continue
+        if name not in stack:
+            continue  # a stray \end: LaTeX would stop; we ignore it
+        idx = len(stack) - 1 - stack[::-1].index(name)
+        del stack[idx:]
+        if active is not None and idx <= active[0]:
+            regions.append(Region(active[1], m.end(), active[2], body[active[3] : m.start()]))
+            active = None
+    return regions, (active[1], active[2], active[3]) if active is not None else None
+
+
+_NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
+_BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
+_COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
+_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _LISTING_ENVS | ACK_ENVS
+
+
+def user_environments(definitions: str, body: str) -> dict[str, str]:
+    """The paper's own environments that hold a figure, a table or an equation: those its
+    ``\\newenvironment`` opens with one, and unknown ones that take a column spec and hold
+    ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
+    out: dict[str, str] = {}
+    for m in _NEWENV_RE.finditer(definitions):
+        _, i = read_optional(definitions, m.end())
+        _, i = read_optional(definitions, i)
+        try:
+            begin, _ = read_group(definitions, i)
+        except LatexError:
+            continue
+        for inner in re.findall(r"\\begin\s*\{([^{}]+)\}", begin or ""):
+            inner = inner.strip()
+            kind = (
+                "figure" if inner in FIGURE_ENVS else "table" if inner in TABLE_ENVS
+                else "equation" if inner in MATH_ENVS else None
+            )  # fmt: skip
+            if kind:
+                out.setdefault(m.group(1), kind)
+                break
+    tried: dict[str, int] = {}  # a few occurrences of a few names: linear on any text
+    for m in _BEGIN_ARG_RE.finditer(body):
+        name = m.group(1).strip()
+        if name in out or name in _KNOWN_ENVS or tried.get(name, 0) >= 3 or len(tried) > 50:
+            continue
+        tried[name] = tried.get(name, 0) + 1
+        end = match_brace(body, m.end() - 1)
+        spec = re.sub(r"\{[^{}]*\}", "", body[m.end() : end - 1]) if end > 0 else ""
+        close = body.find("\\end{" + name + "}", m.end())
+        if _COLUMN_SPEC.fullmatch(spec) and close > 0 and "&" in body[m.end() : close]:
+            out[name] = "table"
+    return out
+
+
+def caption(content: str) -> str:
+    """The LaTeX of an environment's (last) caption, labels removed."""
+    caps = list(_CAPTION_RE.finditer(content))
+    if not caps:
+        return ""
+    m = caps[-1]
+    _, i = read_optional(content, m.end())
+    try:
+        cap, _ = read_group(content, i)
+    except LatexError:
+        return ""
+    return LABEL_RE.sub("", cap or "")
+
+
+@dataclass
+class TakenOut:
+    """What :func:`take_out` found: the body left, and the pieces read apart from it."""
+
+    body: str
+    abstracts: list[str]  # abstract environments' LaTeX
+    acknowledgments: list[str]
+    captions: list[tuple[str, str]]  # (ref_id, caption LaTeX), converted once every label is known
+
+
+def take_out(
+    body: str,
+    user_envs: dict[str, str],
+    ref_entries: dict[str, RefEntry],
+    labels: dict[str, Target],
+    warnings: list[str] | None = None,
+) -> TakenOut:
+    """Cut the environments that leave the body: floats and display equations become ref
+    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
+    them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
+    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
+    equations = EquationNumbers(body, labels)
+    found = TakenOut("", [], [], [])
+    out, pos = [], 0
+    for reg in environments(body, user_envs, warnings):
+        out.append(body[pos : reg.start])
+        pos = reg.end
+        name = reg.name
+        if name == "abstract":
+            found.abstracts.append(reg.content)
+            out.append(ABSTRACT_MARK)  # where front matter may end (latex_front.body_start)
+            continue
+        if name in ACK_ENVS:
+            found.acknowledgments.append(reg.content)
+            continue
+        found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
+        found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
+        if name in MATH_ENVS or user_envs.get(name) == "equation":
+            n = counts["equation"]
+            counts["equation"] += 1
+            ref_id = f"EQREF{n}"
+            out.append(equation_mark(n))  # a space where it stood, never a paragraph break
+            num, numbers = equations.number(reg.start, name, reg.content, ref_id)
+            ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
+            for lab, at in numbers.items():
+                labels[lab] = Target(ref_id, at, "equation")
+            continue
+        kind = (
+            FLOAT_KIND.get(name)
+            or user_envs.get(name)
+            or ("figure" if name in FIGURE_ENVS else "table" if name in TABLE_ENVS else None)
+        )
+        if kind is None:
+            continue
+        cap = caption(reg.content)
+        lines: list[tuple[str, str]] = []
+        if name == "lstlisting":  # \begin{lstlisting}[caption={...}, label=...] (latex_macros.listings)
+            out.append("\n\n")  # not a float: a display between paragraphs
+            opts = dict(
+                _LST_OPTION_RE.findall(reg.content.split("]", 1)[0] if reg.content.startswith("[") else "")
+            )
+            cap = _unbrace(opts.get("caption", opts.get("title", "")))
+            found_labels = [_unbrace(opts["label"])] if opts.get("label") else []
+            lines = _LINE_LABEL_RE.findall(reg.content)
+            if not cap and not found_labels and not lines:
+                continue
+        if not cap.strip() and not found_labels and name.startswith("tabular"):
+            continue
+        counts[kind] += 1
+        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}[kind]
+        ref_id = f"{prefix}{counts[kind] - 1}"
+        found.captions.append((ref_id, cap))
+        ref_entries[ref_id] = RefEntry(
+            latex=reg.content.strip() if kind not in ("figure", "listing") else None,
+            type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
+            num=str(counts[kind]),
+        )
+        for lab in found_labels:
+            labels[lab] = Target(ref_id, str(counts[kind]), kind)
+        for lab, line in lines:  # a label on a line of code: \ref prints the line's number
+            labels[lab] = Target(ref_id, line, "line")
+    out.append(body[pos:])
+    found.body = "".join(out)
+    return found
