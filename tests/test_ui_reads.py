@@ -1,0 +1,102 @@
+"""What the UI reads after a multi-day run, read the way the UI reads it: each partition's
+materialisation metadata, the check evaluations and the run's tags (issue 37).
+
+One ``corpus_daily`` run over three real landing days (2007-04-01..03, the way a backfill run
+covers a range; 04-01's page cut short so it has failure rows, 04-03 has no records) and one run
+of the metadata job for a single day, both through their jobs as the UI launches them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from corpus_assets.definitions import defs
+from corpus_assets.jobs import METADATA_JOB
+from resources.arxiv import ArxivResource
+from resources.store import CorpusStore
+
+QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+RANGE = ("2007-04-01", "2007-04-03")
+DAYS = ["2007-04-01", "2007-04-02", "2007-04-03"]
+ONE_DAY = "2007-04-09"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, shared_landing):
+    """``(instance, range run result, one-day run result, home, landing)``."""
+    root = tmp_path_factory.mktemp("ui_reads")
+    landing = root / "landing"
+    (landing / "oai").mkdir(parents=True)
+    for day in (*DAYS[:2], ONE_DAY):
+        shutil.copy(shared_landing / "oai" / f"{day}.xml", landing / "oai")
+    for folder in ("pdf", "src", "tei"):  # the files behind the papers, read in place
+        (landing / folder).symlink_to(shared_landing / folder)
+    cut = landing / "oai" / "2007-04-01.xml"
+    cut.write_bytes(cut.read_bytes()[:-2000])  # a page cut short: one record and the page fail
+    store = CorpusStore(home=str(root / "data"), landing=str(landing))
+    resources = {"corpus": store, "arxiv": ArxivResource(source="landing")}
+    job = defs.resolve_job_def("corpus_daily")
+    with dg.instance_for_test() as instance:
+        tags = {
+            "dagster/asset_partition_range_start": RANGE[0],
+            "dagster/asset_partition_range_end": RANGE[1],
+        }
+        several = job.execute_in_process(
+            instance=instance, resources=resources, tags=tags, run_config=QUIET, raise_on_error=False
+        )
+        one = defs.resolve_job_def(METADATA_JOB).execute_in_process(
+            instance=instance, resources=resources, partition_key=ONE_DAY, run_config=QUIET
+        )
+        yield instance, several, one, Path(store.home), landing
+
+
+def _partition_metadata(result, asset: str) -> dict[str, dict]:
+    """``{day: metadata}`` of ``asset``'s materialisation events in a run."""
+    return {
+        e.partition: e.materialization.metadata
+        for e in result.get_asset_materialization_events()
+        if e.asset_key == dg.AssetKey(asset)
+    }
+
+
+@pytest.mark.slow
+def test_both_runs_succeed(runs):
+    _, several, one, _, _ = runs
+    assert several.success and one.success
+    assert sorted(_partition_metadata(several, "papers")) == DAYS
+    assert list(_partition_metadata(one, "arxiv_metadata")) == [ONE_DAY]
+
+
+# ------------------------------------------------------------------ item 6: run tags
+
+
+@pytest.mark.slow
+def test_a_run_carries_the_max_runtime_of_the_days_it_covers_and_no_internal_tag(runs):
+    """dagster/max_runtime is 3,600 s times the days of the run (README), set when it starts;
+    no tag names the process that executed it (that is in the run's log, for run monitoring)."""
+    instance, several, one, _, _ = runs
+    tags_several = instance.get_run_by_id(several.run_id).tags
+    tags_one = instance.get_run_by_id(one.run_id).tags
+    assert tags_several["dagster/max_runtime"] == str(3 * 3600)
+    assert tags_one["dagster/max_runtime"] == "3600"
+    for tags in (tags_several, tags_one):
+        assert not [k for k in tags if k.startswith("corpus/")], tags
+    logged = instance.all_logs(one.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+    assert any("Executing the run in process" in (e.message or "") for e in logged)
+
+
+def test_materialize_on_arxiv_metadata_runs_a_job_of_the_project():
+    """The UI's Materialize on an asset's page launches the first of the asset's jobs in the
+    order the asset node lists them (sorted names): for arxiv_metadata that is the project's
+    metadata job, not Dagster's implicit __ASSET_JOB."""
+    from dagster._core.remote_representation.external_data import RepositorySnap
+
+    snap = RepositorySnap.from_def(defs.get_repository_def())
+    nodes = {n.asset_key.to_user_string(): n for n in snap.asset_nodes}
+    for asset in ("arxiv_metadata", "arxiv_metadata_failures"):
+        assert nodes[asset].job_names[0] == METADATA_JOB, nodes[asset].job_names
+        assert "__ASSET_JOB" in nodes[asset].job_names  # still there, but not first
