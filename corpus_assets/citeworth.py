@@ -111,8 +111,8 @@ def citeworth_paragraphs(
                 "cite_worthy_share": round(summary["cite_worthy"] / summary["sentences"], 4)
                 if summary["sentences"]
                 else 0.0,
-                "paragraph_funnel": count_table(summary["reasons"], "reason"),
-                "kept_per_field": count_table(summary["fields"], "field"),
+                "paragraph_funnel": count_table(summary["reasons"], "reason", of="the day's paragraphs"),
+                "kept_per_field": count_table(summary["fields"], "field", of="the paragraphs kept"),
             },
             preview=["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"],
         )
@@ -124,7 +124,7 @@ def citeworth_paragraphs(
             summary["papers"],
             {
                 "candidates": summary["candidates"],
-                "papers_funnel": count_table(summary["paper_reasons"], "reason"),
+                "papers_funnel": count_table(summary["paper_reasons"], "reason", of="the day's papers"),
             },
             preview=["paper_id", "field", "reason", "kept_paragraphs"],
         )
@@ -250,7 +250,9 @@ def leftover_citation_markers(corpus: CorpusStore) -> dg.AssetCheckResult:
             "citeworth_rate": CITEWORTH_LEFTOVER_RATE,
             "sentences": audit["sentences"],
             "with_marker": audit["with_marker"],
-            "by_marker": count_table(audit["by_marker"], "marker", total=audit["sentences"]),
+            "by_marker": count_table(
+                audit["by_marker"], "marker", audit["sentences"], "the released sentences"
+            ),
             "examples": dg.MetadataValue.md(examples or "_no sentence with a leftover marker_"),
         },
     )

@@ -15,14 +15,20 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def count_table(counts: Mapping[str, int], key: str, total: int | None = None) -> dg.MetadataValue:
+def count_table(
+    counts: Mapping[str, int], key: str, total: int | None = None, of: str = "the rows counted"
+) -> dg.MetadataValue:
     """A three-column table (name, count, percent of ``total``) as Dagster table metadata (a
-    share as a percent: the UI shows a float of 1 as "1", not "100 %")."""
+    share as a percent: the UI shows a float of 1 as "1", not "100 %"). ``total`` defaults to
+    the sum of the counts, which is right only when each item is counted once (a status per
+    paper); statistics that overlap (papers with LaTeX, papers with a DOI) or a table of the
+    largest counts only must pass what they are a share of, and ``of`` says it in the column's
+    description."""
     total = total if total is not None else sum(counts.values())
     columns = [
         dg.TableColumn(key, "string"),
         dg.TableColumn("count", "int"),
-        dg.TableColumn("percent", "float", description="percent of the total"),
+        dg.TableColumn("percent", "float", description=f"percent of {of} ({total})"),
     ]
     records = [
         dg.TableRecord({key: str(k), "count": int(v), "percent": round(100 * v / total, 2) if total else 0.0})

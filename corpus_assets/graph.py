@@ -81,7 +81,7 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None
             "relinked": summary["stale"],
             "old_links_changed": summary["changed"],
             "day_files_rewritten": summary["days_rewritten"],
-            "via": count_table(summary["via"], "via"),
+            "via": count_table(summary["via"], "via", of="the links"),
             "table_4_by_field": table_4_by_field(summary.get("by_field") or {}),
             **read_through_metadata(mark),
         }
@@ -231,7 +231,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
         )
         if plot_path.exists():
             metadata.update(svg_plot("degree_plot", "in/out degree distributions", plot_path))
-    metadata["via"] = count_table(summary["via"], "via")
+    metadata["via"] = count_table(summary["via"], "via", of="the links")
     files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
     preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)
     metadata["preview"] = markdown_preview(preview, list(EDGE_SCHEMA))

@@ -71,6 +71,12 @@ METADATA_CHECKS = [
 LANDING_MARKER = "landing"  # sidecar of each arxiv_metadata partition: the pages' fingerprint
 
 
+def failure_kinds(failures) -> Counter[str]:
+    """Unreadable records and pages by kind: each reason up to its first colon ("unreadable
+    page", "record cut off")."""
+    return Counter(f.reason.split(":")[0] for f in failures)
+
+
 def network_pool() -> str | None:
     """The ``arxiv_api`` pool (one request stream, arXiv's terms) only when the assets talk to
     arxiv.org; reading a landing zone or bulk archives is not throttled by it."""
@@ -146,7 +152,9 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
                 "updated": frame.height - int(frame["is_new"].sum()),
                 "deleted": int(frame["deleted"].sum()),
                 "failed_records": len(day_failures),
-                "primary_categories": count_table(dict(categories.most_common(15)), "category"),
+                "primary_categories": count_table(  # the 15 largest, each a share of the day
+                    dict(categories.most_common(15)), "category", frame.height, "the day's records"
+                ),
             },
             preview=["id", "version", "datestamp", "primary_category", "title"],
         )
@@ -156,7 +164,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
             METADATA_FAILURES,
             day,
             len(day_failures),
-            {"reasons": count_table(Counter(f.reason.split(":")[0] for f in day_failures), "reason")},
+            {"reasons": count_table(failure_kinds(day_failures), "reason", of="the day's failures")},
             preview=["source", "position", "identifier", "reason"],
         )
     store.refresh_views(["arxiv_metadata", METADATA_FAILURES])

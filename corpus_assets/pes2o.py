@@ -47,7 +47,7 @@ def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Material
             {
                 "papers": summary["papers"],
                 "failed": len(summary["failures"]),
-                "kept": count_table(summary["kept"], "release", total=summary["papers"]),
+                "kept": count_table(summary["kept"], "release", summary["papers"], "the day's papers"),
                 "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
             },
             preview=["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"],

@@ -100,3 +100,54 @@ def test_materialize_on_arxiv_metadata_runs_a_job_of_the_project():
     for asset in ("arxiv_metadata", "arxiv_metadata_failures"):
         assert nodes[asset].job_names[0] == METADATA_JOB, nodes[asset].job_names
         assert "__ASSET_JOB" in nodes[asset].job_names  # still there, but not first
+
+
+# ------------------------------------------------------------------ item 2: percentages
+
+
+def _count_tables(metadata: dict) -> dict[str, list[dict]]:
+    """Every (name, count, percent) table in an event's metadata, as rows."""
+    out = {}
+    for key, value in metadata.items():
+        if isinstance(value, dg.TableMetadataValue) and [c.name for c in value.schema.columns][1:] == [
+            "count",
+            "percent",
+        ]:
+            out[key] = [dict(r.data) for r in value.records]
+    return out
+
+
+def _implied_total(rows: list[dict]) -> float | None:
+    """What a table's percents are a share of (count x 100 / percent), from its rows."""
+    totals = {round(r["count"] * 100 / r["percent"]) for r in rows if r["percent"]}
+    assert len(totals) <= 1, rows  # every row a share of the same total
+    return totals.pop() if totals else None
+
+
+@pytest.mark.slow
+def test_every_count_table_is_a_share_of_what_it_counts(runs):
+    """A percent is a share of what the table counts: no share above 100, one total per table;
+    S2ORC's Table 3 (statistics that overlap) and the largest categories are shares of the
+    day's papers / records, not of the sum of the rows (1 paper with LaTeX read 16.67 %)."""
+    _, several, _, _, _ = runs
+    seen = 0
+    for event in several.get_asset_materialization_events():
+        metadata = event.materialization.metadata
+        for name, rows in _count_tables(metadata).items():
+            seen += 1
+            assert all(0 <= r["percent"] <= 100 for r in rows), (event.asset_key, name, rows)
+            total = _implied_total(rows)
+            assert total is None or total >= max(r["count"] for r in rows), (event.asset_key, name, rows)
+    assert seen > 20
+    for day, metadata in _partition_metadata(several, "papers").items():
+        counts = {r["statistic"]: r for r in _count_tables(metadata)["paper_counts"]}
+        papers_in = counts["papers_in"]["count"]
+        assert papers_in == metadata["dagster/row_count"].value
+        for row in counts.values():
+            assert row["percent"] == (round(100 * row["count"] / papers_in, 2) if papers_in else 0.0)
+        if papers_in:
+            assert counts["papers_in"]["percent"] == 100.0, day
+    for day, metadata in _partition_metadata(several, "arxiv_metadata").items():
+        rows = _count_tables(metadata)["primary_categories"]
+        if rows:
+            assert _implied_total(rows) == metadata["dagster/row_count"].value, day
