@@ -151,3 +151,51 @@ def test_every_count_table_is_a_share_of_what_it_counts(runs):
         rows = _count_tables(metadata)["primary_categories"]
         if rows:
             assert _implied_total(rows) == metadata["dagster/row_count"].value, day
+
+
+# ------------------------------------------------------------------ item 3: failures
+
+
+@pytest.mark.slow
+def test_the_failures_preview_shows_whole_reasons_and_paths_in_the_landing_zone(runs):
+    """The page's failure row keeps the parser's line and column, names the page relative to
+    the landing zone (never the local path, in any column), and the schema says position
+    counts from 0."""
+    import polars as pl
+
+    _, several, _, home, landing = runs
+    metadata = _partition_metadata(several, "arxiv_metadata_failures")
+    rows = pl.read_parquet(home / "arxiv_metadata_failures" / "date=2007-04-01" / "part-0.parquet")
+    page = rows.filter(pl.col("position") == -1).row(0, named=True)
+    assert page["source"] == "oai/2007-04-01.xml"
+    assert page["reason"].startswith("unreadable page: not well-formed XML") and ", column " in page["reason"]
+    preview = metadata["2007-04-01"]["preview"].value
+    assert page["reason"].replace("<", "&lt;") in preview.replace("\\", "")  # whole, as md_text shows it
+    assert str(landing) not in preview and str(landing) not in " ".join(rows["reason"])
+    assert metadata["2007-04-02"]["dagster/row_count"].value == 0
+    columns = {c.name: c.description for c in metadata["2007-04-01"]["dagster/column_schema"].value.columns}
+    assert "counting from 0" in columns["position"]
+
+
+@pytest.mark.slow
+def test_arxiv_metadata_counts_its_own_day_and_the_check_reads_as_text(runs):
+    """Pages read and duplicates dropped are each partition's own (they were the run's, shown on
+    every partition); no_unreadable_records gives its reasons as a table and the first failures
+    as lines, not as a Python list of tuples."""
+    instance, several, _, _, _ = runs
+    metadata = _partition_metadata(several, "arxiv_metadata")
+    assert {d: m["landing_files_read"].value for d, m in metadata.items()} == {
+        "2007-04-01": 1,
+        "2007-04-02": 1,
+        "2007-04-03": 0,
+    }
+    assert {m["duplicates_dropped"].value for m in metadata.values()} == {0}
+    (check,) = [c for c in several.get_asset_check_evaluations() if c.check_name == "no_unreadable_records"]
+    assert not check.passed
+    reasons = {r.data["reason"]: r.data["count"] for r in check.metadata["reasons"].value.records}
+    assert reasons == {"unreadable page": 1, "record cut off": 1}
+    first = check.metadata["first"].value
+    assert "`oai/2007-04-01.xml` page: unreadable page: not well-formed XML" in first
+    assert not any("[(" in str(v.value) for v in check.metadata.values())
+    for other in several.get_asset_check_evaluations():
+        assert not any(str(v.value).startswith("[") for v in other.metadata.values()), other
