@@ -25,7 +25,7 @@ from corpus_assets.common import (
     selected,
 )
 from corpus_assets.deployment import paper_workers
-from corpus_assets.freshness import read_mark, read_through_metadata
+from corpus_assets.freshness import read_mark, read_through_tags
 from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -221,8 +221,8 @@ def citeworth_splits(
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
-            **read_through_metadata(mark),
         },
+        tags=read_through_tags(mark),
     )
 
 

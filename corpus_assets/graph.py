@@ -9,7 +9,7 @@ import dagster as dg
 
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, markdown_preview, rows_table, svg_plot
-from corpus_assets.freshness import read_mark, read_through_metadata, save_mark, take_mark
+from corpus_assets.freshness import read_mark, read_through_tags, save_mark, take_mark
 from resources.store import CorpusStore
 
 LINK_SHARDS_ENV = "CORPUS_LINK_SHARDS"
@@ -57,7 +57,7 @@ def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
 
 
 @dg.op(ins={"shards": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
-def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
     from corpus.graph.citation_links import ASSET, merge_summaries
 
     mark = take_mark(corpus.home, ASSET, context.run_id)
@@ -83,9 +83,9 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None
             "day_files_rewritten": summary["days_rewritten"],
             "via": count_table(summary["via"], "via", of="the links"),
             "table_4_by_field": table_4_by_field(summary.get("by_field") or {}),
-            **read_through_metadata(mark),
         }
     )
+    return dg.Output(None, tags=read_through_tags(mark))
 
 
 LINK_VIAS = ("arxiv_id", "doi", "title", "doi_derived", "publication")
@@ -199,7 +199,7 @@ def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> Non
 
 
 @dg.op(ins={"parts": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
-def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
     import polars as pl
 
     from corpus.graph.citation_graph import ASSET, finish_graph
@@ -235,7 +235,8 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
     files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
     preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)
     metadata["preview"] = markdown_preview(preview, list(EDGE_SCHEMA))
-    context.add_output_metadata({**metadata, **read_through_metadata(mark)})
+    context.add_output_metadata(metadata)
+    return dg.Output(None, tags=read_through_tags(mark))
 
 
 @dg.graph_asset(

@@ -5,7 +5,6 @@ cross-day asset has not read is decided from the fingerprints and the read mark 
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import dagster as dg
 import pytest
@@ -41,9 +40,9 @@ def day(instance, key: dg.AssetKey, partition: str, fp: str | None) -> None:
 
 def cross_day(instance, key: dg.AssetKey, mark: int | None, version: str | None = None, **metadata) -> None:
     """A cross-day materialisation as a run makes it: with its mark and the code version tag."""
-    if mark is not None:
-        metadata[READ_THROUGH] = dg.MetadataValue.int(mark)
     tags = {CODE_VERSION_TAG: version or code_version(key.to_user_string())}
+    if mark is not None:
+        tags[READ_THROUGH] = str(mark)
     instance.report_runless_asset_event(dg.AssetMaterialization(key, metadata=metadata, tags=tags))
 
 
@@ -184,8 +183,7 @@ def test_tick_requests_on_a_fresh_cursor_then_once_per_cron_tick(instance):
     # Requested at 11:01: not again before 12:00, even if the run has not read the day.
     plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=57))
     assert plan.run_assets == []
-    state = json.loads(plan.cursor)
-    assert set(state["handled"]) == {"citation_links", "citation_graph"}
+    assert set(plan.state["handled"]) == {"citation_links", "citation_graph"}
 
 
 def test_tick_waits_while_an_input_or_a_cross_day_run_is_being_built(instance, monkeypatch):
@@ -247,4 +245,40 @@ def test_built_by_other_code_is_stale_until_built_again(instance):
         f"stale: built by other code (corpus.graph.linking/0); today's is {code_version('citation_links')}"
     )
     cross_day(instance, LINKS, read_mark(instance))
+    assert verdict(instance)[0].current
+
+
+def test_the_cursor_says_why_the_sensor_waits_and_the_state_stays_out_of_it(instance):
+    """The sensor page shows the cursor on every tick: it reads as the tick's decision (not ~900
+    characters of JSON); the state the next tick needs is in the instance, tied to the cursor,
+    so a reset or edited cursor starts afresh and an old JSON cursor is still read."""
+    import json
+
+    from sensors.cross_day import load_state
+
+    day(instance, PAPERS, "2024-01-01", "a")
+    plan = tick(instance, None, AT)
+    assert plan.cursor == "asked for citation_links, citation_graph (as of 2030-01-01 10:05:00 UTC)"
+    cross_day(instance, LINKS, read_mark(instance))
+    cross_day(instance, dg.AssetKey("citation_graph"), read_mark(instance))
+    day(instance, PAPERS, "2024-01-02", "b")
+    plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=2))
+    assert plan.cursor == (
+        "citation_links, citation_graph wait for the next tick of '0 * * * *' (2030-01-01 11:00 UTC)"
+        " (as of 2030-01-01 10:07:00 UTC)"
+    )
+    assert load_state(instance, plan.cursor) == plan.state and plan.state["state"]
+    assert load_state(instance, None) == load_state(instance, "edited by hand") == {}
+    assert load_state(instance, "x (as of 2030-01-01 10:05:00 UTC)") == {}  # not the stored tick's
+    assert load_state(instance, json.dumps(plan.state)) == plan.state  # a cursor of before
+    # the checks the sensor reports say what a user can check, not the event-log mark
+    (evaluation, _) = plan.evaluations
+    assert set(evaluation.metadata) == {"materialized_at", "changed_partitions", "changed"}
+
+
+def test_a_mark_kept_in_metadata_before_the_tag_is_still_read(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    tags = {CODE_VERSION_TAG: code_version("citation_links")}
+    metadata = {"inputs_read_through": dg.MetadataValue.int(read_mark(instance))}
+    instance.report_runless_asset_event(dg.AssetMaterialization(LINKS, metadata=metadata, tags=tags))
     assert verdict(instance)[0].current

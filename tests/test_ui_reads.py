@@ -199,3 +199,24 @@ def test_arxiv_metadata_counts_its_own_day_and_the_check_reads_as_text(runs):
     assert not any("[(" in str(v.value) for v in check.metadata.values())
     for other in several.get_asset_check_evaluations():
         assert not any(str(v.value).startswith("[") for v in other.metadata.values()), other
+
+
+# ------------------------------------------------------------------ item 5: the catch-up sensor
+
+
+@pytest.mark.slow
+def test_the_catch_up_sensor_page_says_what_it_decided_in_words(runs):
+    """After the days are built the sensor asks for the cross-day assets: its cursor (on the
+    sensor's page, every tick) says so in a line, and the up_to_date checks it reports carry
+    no event-log id (nothing meaningless shown or plotted)."""
+    instance, _, _, _, _ = runs
+    sensor = defs.resolve_sensor_def("corpus_graph_catch_up")
+    context = dg.build_sensor_context(instance=instance, repository_def=defs.get_repository_def())
+    result = sensor(context)
+    assert len(result.cursor) < 120 and result.cursor.startswith("asked for citation_links"), result.cursor
+    assert not result.cursor.lstrip().startswith("{")
+    assert result.asset_events
+    for evaluation in result.asset_events:
+        assert evaluation.check_name == "up_to_date" and not evaluation.passed
+        assert "never built" in evaluation.description
+        assert not [k for k in evaluation.metadata if "read_through" in k], evaluation.metadata
