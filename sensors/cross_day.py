@@ -160,7 +160,9 @@ def plan_tick(
     relevant = set(reads) | {i for inputs in reads.values() for i in inputs}
     busy = busy_assets(instance, job_assets, relevant) if stale else set()
     if busy & set(reads):
-        plan.message = f"a cross-day run is queued or running ({', '.join(sorted(busy & set(reads)))})"
+        running = ", ".join(sorted(busy & set(reads)))
+        plan.message = f"a cross-day run is queued or running ({running})"
+        status = f"waits: a cross-day run is in progress ({running})"
     else:
         waiting, blocked = [], []
         for asset in stale:
@@ -173,18 +175,23 @@ def plan_tick(
         plan.run_assets = sorted(closure(reads, set(plan.run_assets), upstream=False), key=list(reads).index)
         for asset in plan.run_assets:
             handled[asset] = at.timestamp()
-        parts = []
+        parts, short = [], []
+        if plan.run_assets:
+            short.append(f"asked for {', '.join(plan.run_assets)}")
         if waiting:
             nxt = get_next_cron_tick(cron, at, "UTC")
             parts.append(
                 f"{', '.join(waiting)} wait for the next tick of {cron!r} ({nxt:%Y-%m-%d %H:%M} UTC)"
             )
+            short.append(f"waits for {nxt:%H:%M} UTC ({cron}): {', '.join(waiting)}")
         if blocked:
             parts.append("waiting for " + "; ".join(blocked))
+            short.append("waits for inputs being built: " + "; ".join(blocked))
         plan.message = "; ".join(parts)
+        status = "; ".join(short)
     if not stale:
         plan.message = "every cross-day asset has read every input partition"
-    status = f"asked for {', '.join(plan.run_assets)}" if plan.run_assets else plan.message
+        status = "all current"
     details = [verdicts[a].description() for a in stale]
     if details and not plan.run_assets:
         plan.message += ". " + " | ".join(f"{a}: {d}" for a, d in zip(stale, details, strict=True))
@@ -196,7 +203,7 @@ def plan_tick(
     }
     plan.state = {"as_of": _stamp(at), "handled": stamps, "state": new_states}
     instance.run_storage.set_cursor_values({STATE_KEY: json.dumps(plan.state, sort_keys=True)})
-    plan.cursor = f"{status} (as of {_stamp(at)} UTC)"
+    plan.cursor = f"{status} (as of {_stamp(at)} UTC)"  # short: the tick list cuts it in the middle
     return plan
 
 

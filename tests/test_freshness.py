@@ -264,8 +264,7 @@ def test_the_cursor_says_why_the_sensor_waits_and_the_state_stays_out_of_it(inst
     day(instance, PAPERS, "2024-01-02", "b")
     plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=2))
     assert plan.cursor == (
-        "citation_links, citation_graph wait for the next tick of '0 * * * *' (2030-01-01 11:00 UTC)"
-        " (as of 2030-01-01 10:07:00 UTC)"
+        "waits for 11:00 UTC (0 * * * *): citation_links, citation_graph (as of 2030-01-01 10:07:00 UTC)"
     )
     assert load_state(instance, plan.cursor) == plan.state and plan.state["state"]
     assert load_state(instance, None) == load_state(instance, "edited by hand") == {}
