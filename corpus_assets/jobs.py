@@ -5,8 +5,9 @@ The flow: the landing and endpoint sensors ask ``corpus_daily`` for each new or 
 the catch-up sensor (sensors/cross_day.py) asks ``corpus_graph`` for the cross-day assets whose
 inputs' content differs from what they last read, at most once per tick of
 ``CORPUS_GRAPH_CRON``, so ten new days in an hour give one cross-day run. A user who
-materialises only ``arxiv_metadata`` of a day in the UI gets the rest of that day by the daily
-assets' own automation condition (the ``corpus_automation`` sensor).
+materialises only ``arxiv_metadata`` of a day in the UI (``Arxiv_metadata_job``) gets the rest of
+that day as a ``corpus_daily`` run (sensors/rest_of_day.py); after any other partial run the
+daily assets' own automation condition (the ``corpus_automation`` sensor) gives it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def graph_cron() -> str:
 
 
 REDERIVE_TAG = "corpus/rederive"  # on the runs of a re-derive (corpus_assets/rederive.py)
+# On the metadata job's runs: the rest of their days follows as a corpus_daily run
+# (sensors/rest_of_day.py), not by the daily assets' automation condition.
+THEN_TAG = "corpus/then"
 
 
 def daily_condition() -> dg.AutomationCondition:
@@ -72,16 +76,20 @@ def daily_condition() -> dg.AutomationCondition:
     asset of a day together, so they never trigger it twice. Unlike ``eager()`` it is not
     limited to the latest day: arXiv's datestamps arrive for old days too. Updates made by a
     re-derive are not followed: it re-derives downstream only where the inputs' content changed
-    (corpus.provenance), where this condition would rebuild every downstream day."""
+    (corpus.provenance), where this condition would rebuild every downstream day. Nor are those
+    of the metadata job (the asset page's Materialize on ``arxiv_metadata``): the rest of its
+    day follows as a ``corpus_daily`` run (sensors/rest_of_day.py), where this condition's run
+    would be one of Dagster's implicit ``__ASSET_JOB``."""
     AC = dg.AutomationCondition
     updated = AC.any_deps_match(
         (
             AC.newly_updated()
             & ~AC.executed_with_root_target()
             & ~AC.all_new_updates_have_run_tags(tag_keys={REDERIVE_TAG})
-        ).with_label("updated, not by this run or a re-derive")
+            & ~AC.all_new_updates_have_run_tags(tag_keys={THEN_TAG})
+        ).with_label("updated, not by this run, a re-derive or the metadata job")
         | AC.will_be_requested()
-    )  # AutomationCondition.any_deps_updated() but for the re-derive's runs
+    )  # AutomationCondition.any_deps_updated() but for the re-derive's and the metadata job's runs
     return (
         updated.since_last_handled().with_label("an input of this day changed")
         & ~AC.any_deps_missing()
@@ -106,7 +114,9 @@ arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
     selection=DAILY_SELECTION & dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
-    description="Only arxiv_metadata (the rest of the day follows by its automation condition).",
+    tags={THEN_TAG: DAILY_JOB},
+    description="Only arxiv_metadata; once it succeeds, the rest of its days follows as a corpus_daily run "
+    "(the corpus_rest_of_day sensor).",
 )
 
 corpus_graph = dg.define_asset_job(

@@ -83,8 +83,8 @@ def test_a_run_carries_the_max_runtime_of_the_days_it_covers_and_no_internal_tag
     tags_one = instance.get_run_by_id(one.run_id).tags
     assert tags_several["dagster/max_runtime"] == str(3 * 3600)
     assert tags_one["dagster/max_runtime"] == "3600"
-    for tags in (tags_several, tags_one):
-        assert not [k for k in tags if k.startswith("corpus/")], tags
+    for tags in (tags_several, tags_one):  # corpus/then says what follows the metadata job
+        assert not [k for k in tags if k.startswith("corpus/") and k != "corpus/then"], tags
     logged = instance.all_logs(one.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
     assert any("Executing the run in process" in (e.message or "") for e in logged)
 
@@ -100,6 +100,43 @@ def test_materialize_on_arxiv_metadata_runs_a_job_of_the_project():
     for asset in ("arxiv_metadata", "arxiv_metadata_failures"):
         assert nodes[asset].job_names[0] == METADATA_JOB, nodes[asset].job_names
         assert "__ASSET_JOB" in nodes[asset].job_names  # still there, but not first
+
+
+@pytest.mark.slow
+def test_the_rest_of_a_metadata_only_day_follows_as_a_corpus_daily_run(runs):
+    """After Arxiv_metadata_job (the asset page's Materialize), the corpus_rest_of_day sensor asks
+    corpus_daily for the rest of that day, and the daily assets' automation condition, whose run
+    would be an __ASSET_JOB one, asks for nothing of that day."""
+    from sensors.rest_of_day import REST
+
+    instance, _, one, home, landing = runs
+    resources = {
+        "corpus": CorpusStore(home=str(home), landing=str(landing)),
+        "arxiv": ArxivResource(source="landing"),
+    }
+    run = instance.get_run_by_id(one.run_id)
+    assert run.job_name == METADATA_JOB
+    success = next(
+        e.dagster_event for e in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS)
+    )
+    sensor = defs.resolve_sensor_def("corpus_rest_of_day")
+    context = dg.build_run_status_sensor_context(
+        sensor_name=sensor.name, dagster_event=success, dagster_instance=instance, dagster_run=run
+    )
+    request = sensor(context)
+    assert isinstance(request, dg.RunRequest) and sensor.job_name == "corpus_daily"
+    assert request.tags["dagster/partition"] == ONE_DAY and request.run_key == run.run_id
+    assert sorted(k.to_user_string() for k in request.asset_selection) == sorted(REST)
+    # The automation condition over a metadata-only run of a built day: it follows updates since
+    # its previous evaluation, so one evaluation before the run and one after.
+    before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    again = defs.resolve_job_def(METADATA_JOB).execute_in_process(
+        instance=instance, resources=resources, partition_key=DAYS[1], run_config=QUIET
+    )
+    assert again.success
+    after = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
+    asked = {a for a in REST if DAYS[1] in after.get_requested_partitions(dg.AssetKey(a))}
+    assert not asked, asked
 
 
 # ------------------------------------------------------------------ item 2: percentages
