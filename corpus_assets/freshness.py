@@ -35,7 +35,6 @@ the ``up_to_date`` check below runs the same function.
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import dagster as dg
 
@@ -62,27 +61,38 @@ def read_through_tags(mark: int | None) -> dict[str, str]:
     return {} if mark is None else {READ_THROUGH: str(mark)}
 
 
-def _mark_path(home: str | Path, asset: str, run_id: str) -> Path:
-    return Path(home) / ".index" / "read_marks" / f"{asset}-{run_id}"
+MARK_KEY = "read_mark"  # the engine event a graph-backed asset's first step logs its mark in
 
 
-def save_mark(home: str | Path, asset: str, run_id: str, mark: int) -> None:
+def save_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str, mark: int) -> None:
     """Keep a graph-backed asset's mark from its first step (which reads the store) for its last
-    step (which reports the materialisation); steps may run in other processes or machines."""
-    from corpus.store import atomic_write_bytes
+    step (which reports the materialisation), in the run's own log: steps may run in other
+    processes or machines, and a run that fails in between leaves nothing behind (a file under
+    the data root did)."""
+    from dagster._core.events import EngineEventData
 
-    atomic_write_bytes(_mark_path(home, asset, run_id), str(mark).encode())
+    instance.report_engine_event(
+        f"{asset} reads its inputs as of event-log id {mark}",
+        run,
+        EngineEventData(metadata={"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
+    )
 
 
-def take_mark(home: str | Path, asset: str, run_id: str) -> int | None:
-    """The mark :func:`save_mark` kept for this run (removed), or None."""
-    path = _mark_path(home, asset, run_id)
-    try:
-        mark = int(path.read_text())
-    except (OSError, ValueError):
-        return None
-    path.unlink(missing_ok=True)
-    return mark
+def take_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str) -> int | None:
+    """The mark :func:`save_mark` logged for ``asset`` in this run, or in the run it re-executes
+    (a retry from failure does not run the first step again), or None."""
+    from dagster._core.events import DagsterEventType
+
+    seen: set[str] = set()
+    while run is not None and run.run_id not in seen:
+        seen.add(run.run_id)
+        for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+            data = event.dagster_event.engine_event_data if event.dagster_event else None
+            meta = data.metadata if data is not None else {}
+            if MARK_KEY in meta and meta.get("asset") is not None and meta["asset"].value == asset:
+                return int(meta[MARK_KEY].value)
+        run = instance.get_run_by_id(run.parent_run_id) if run.parent_run_id else None
+    return None
 
 
 def _value(record: dg.EventLogRecord | None, key: str):

@@ -35,7 +35,7 @@ def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Lay the links out in the configured number of shards; one step per shard follows."""
     from corpus.graph.citation_links import ASSET, prepare_links
 
-    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
+    save_mark(context.instance, context.run, ASSET, read_mark(context.instance))  # before reading
     n = link_shards()
     if prepare_links(corpus.home, n):
         context.log.info(f"citation_links laid out again in {n} shard(s): every shard runs in full")
@@ -60,7 +60,7 @@ def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
 def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
     from corpus.graph.citation_links import ASSET, merge_summaries
 
-    mark = take_mark(corpus.home, ASSET, context.run_id)
+    mark = take_mark(context.instance, context.run, ASSET)
     runs = _runs_dir(corpus, context.run_id)
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(runs.glob("shard-*.json"))]
     shutil.rmtree(runs, ignore_errors=True)
@@ -181,7 +181,7 @@ def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Which days' edges change (corpus.graph.citation_graph.plan_graph); one step per share of them."""
     from corpus.graph.citation_graph import ASSET, plan_graph
 
-    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
+    save_mark(context.instance, context.run, ASSET, read_mark(context.instance))  # before reading
     plan = plan_graph(corpus.home)
     n = max(1, min(graph_shards(), len(plan["days"])))
     context.log.info(f"citation_graph: {plan['mode']}, {len(plan['days'])} day(s) to build in {n} step(s)")
@@ -205,7 +205,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> d
     from corpus.graph.citation_graph import ASSET, finish_graph
     from corpus.graph.network import EDGE_SCHEMA
 
-    mark = take_mark(corpus.home, ASSET, context.run_id)
+    mark = take_mark(context.instance, context.run, ASSET)
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)

@@ -281,3 +281,30 @@ def test_a_mark_kept_in_metadata_before_the_tag_is_still_read(instance):
     metadata = {"inputs_read_through": dg.MetadataValue.int(read_mark(instance))}
     instance.report_runless_asset_event(dg.AssetMaterialization(LINKS, metadata=metadata, tags=tags))
     assert verdict(instance)[0].current
+
+
+def test_a_graph_asset_s_mark_is_kept_in_its_run_s_log_and_found_by_a_retry(instance):
+    """The first step of citation_links / citation_graph keeps the mark for the last in the run's
+    log: nothing is left under the data root by a run that fails in between, and a retry from
+    failure (a child run, the first step not run again) finds its parent's mark."""
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from corpus_assets.freshness import save_mark, take_mark
+
+    first = DagsterRun(job_name="corpus_graph", run_id="a" * 8 + "-0000-0000-0000-000000000001")
+    retry = DagsterRun(
+        job_name="corpus_graph",
+        run_id="b" * 8 + "-0000-0000-0000-000000000002",
+        parent_run_id=first.run_id,
+        root_run_id=first.run_id,
+    )
+    other = DagsterRun(job_name="corpus_graph", run_id="c" * 8 + "-0000-0000-0000-000000000003")
+    for run in (first, retry, other):
+        instance.add_run(run)
+    save_mark(instance, first, "citation_links", 41)
+    save_mark(instance, first, "citation_graph", 42)
+    assert take_mark(instance, first, "citation_links") == 41
+    assert take_mark(instance, retry, "citation_graph") == 42  # from the run it re-executes
+    assert take_mark(instance, other, "citation_links") is None
+    save_mark(instance, retry, "citation_links", 50)  # the retry ran the first step again: its own
+    assert take_mark(instance, retry, "citation_links") == 50
