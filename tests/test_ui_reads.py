@@ -257,3 +257,47 @@ def test_the_catch_up_sensor_page_says_what_it_decided_in_words(runs):
         assert evaluation.check_name == "up_to_date" and not evaluation.passed
         assert "never built" in evaluation.description
         assert not [k for k in evaluation.metadata if "read_through" in k], evaluation.metadata
+
+
+# ------------------------------------------------------------------ make demo's runs
+
+
+_DEMO_RUN = """
+import dagster as dg
+from dagster._core.storage.dagster_run import RunsFilter
+from dagster._core.storage.tags import REPOSITORY_LABEL_TAG
+from corpus_assets.launch import LocalLauncher
+instance = dg.DagsterInstance.get()
+launcher = LocalLauncher(instance)
+run = launcher.run("Arxiv_metadata_job", partition_key="2007-04-09")
+job = launcher.repo.get_full_job("Arxiv_metadata_job")
+label = job.get_remote_origin().repository_origin.get_label()
+listed = instance.get_runs(RunsFilter(job_name=job.name, tags={REPOSITORY_LABEL_TAG: label}))
+print(run.is_success, [r.run_id for r in listed] == [run.run_id], run.tags.get("dagster/partition"))
+launcher.close()
+"""
+
+
+@pytest.mark.slow
+def test_a_run_of_make_demo_is_listed_under_its_job_as_the_ui_lists_them(tmp_path, shared_landing):
+    """LocalLauncher (make demo) makes ordinary runs of the code location: the job page lists a
+    job's runs by its name and its code location's label, and finds this one."""
+    import os
+    import subprocess
+    import sys
+
+    landing = tmp_path / "landing"
+    (landing / "oai").mkdir(parents=True)
+    shutil.copy(shared_landing / "oai" / f"{ONE_DAY}.xml", landing / "oai")
+    (tmp_path / "dagster_home").mkdir()
+    env = {
+        **os.environ,
+        "CORPUS_LANDING": str(landing),
+        "CORPUS_HOME": str(tmp_path / "data"),
+        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _DEMO_RUN], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-3:] == ["True", "True", ONE_DAY], done.stdout[-2000:]
