@@ -11,10 +11,9 @@ from corpus.ingest.records import failures_frame, records_frame
 from corpus_assets.common import (
     asset_path,
     count_table,
-    md_code,
-    md_text,
     partitions_label,
     report_day,
+    rows_table,
     selected,
 )
 from corpus_assets.partitions import daily_multi_asset, partition_dates
@@ -222,13 +221,16 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
             "partitions": covered,
             "failures": len(failures),
             "reasons": count_table(failure_kinds(failures), "reason", of="the failures"),
-            "first": dg.MetadataValue.md(
-                "\n".join(
-                    f"- {md_code(f.source)} {f'record {f.position}' if f.position >= 0 else 'page'}: "
-                    f"{md_text(f.reason, 300)}"
+            "first": rows_table(  # shown inline (a Markdown value hides behind a link)
+                [
+                    {
+                        "source": f.source,
+                        "record": str(f.position) if f.position >= 0 else "page",
+                        "reason": f.reason,
+                    }
                     for f in failures[:5]
-                )
-                or "_none_"
+                ],
+                ["source", "record", "reason"],
             ),
         },
     )

@@ -231,8 +231,9 @@ def test_arxiv_metadata_counts_its_own_day_and_the_check_reads_as_text(runs):
     assert not check.passed
     reasons = {r.data["reason"]: r.data["count"] for r in check.metadata["reasons"].value.records}
     assert reasons == {"unreadable page": 1, "record cut off": 1}
-    first = check.metadata["first"].value
-    assert "`oai/2007-04-01.xml` page: unreadable page: not well-formed XML" in first
+    first = [r.data for r in check.metadata["first"].value.records]
+    assert first[-1]["source"] == "oai/2007-04-01.xml" and first[-1]["record"] == "page"
+    assert first[-1]["reason"].startswith("unreadable page: not well-formed XML")
     assert not any("[(" in str(v.value) for v in check.metadata.values())
     for other in several.get_asset_check_evaluations():
         assert not any(str(v.value).startswith("[") for v in other.metadata.values()), other
