@@ -128,6 +128,22 @@ corpus_graph = dg.define_asset_job(
 
 all_jobs = [corpus_daily, arxiv_metadata_job, corpus_graph]
 
+
+def daily_run_request(run_key: str, assets: list[str], tags: dict[str, str]) -> dg.RunRequest:
+    """A sensor's ``corpus_daily`` run of some of the daily assets (the days in ``tags``), naming
+    the job's checks of them too: Dagster subsets a job by the assets a request names and, unless
+    it names checks, brings every check of those assets, the ``built_by_current_code`` ones the
+    job leaves to their sensor (:data:`DAILY_SELECTION`) among them."""
+    from corpus_assets.ingest import METADATA_CHECKS
+
+    return dg.RunRequest(
+        run_key=run_key,
+        tags=tags,
+        asset_selection=[dg.AssetKey(a) for a in assets],
+        asset_check_keys=[c.key for c in METADATA_CHECKS if c.asset_key.to_user_string() in assets],
+    )
+
+
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "corpus_automation",
     target=dg.AssetSelection.assets(*DAILY_ASSETS),

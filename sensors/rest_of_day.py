@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import dagster as dg
 
-from corpus_assets.jobs import AUTOMATION_RUN_TAGS, DAILY_ASSETS, arxiv_metadata_job, corpus_daily
+from corpus_assets.jobs import (
+    AUTOMATION_RUN_TAGS,
+    DAILY_ASSETS,
+    arxiv_metadata_job,
+    corpus_daily,
+    daily_run_request,
+)
 
 PARTITION_TAGS = (
     "dagster/partition",
@@ -25,11 +31,7 @@ def rest_of_day_request(run: dg.DagsterRun) -> dg.RunRequest | None:
     tags = {k: run.tags[k] for k in PARTITION_TAGS if run.tags.get(k)}
     if not tags:
         return None
-    return dg.RunRequest(
-        run_key=run.run_id,
-        asset_selection=[dg.AssetKey(a) for a in REST],
-        tags={**AUTOMATION_RUN_TAGS, **tags},
-    )
+    return daily_run_request(run.run_id, REST, tags={**AUTOMATION_RUN_TAGS, **tags})
 
 
 @dg.run_status_sensor(

@@ -127,6 +127,7 @@ def test_the_rest_of_a_metadata_only_day_follows_as_a_corpus_daily_run(runs):
     assert isinstance(request, dg.RunRequest) and sensor.job_name == "corpus_daily"
     assert request.tags["dagster/partition"] == ONE_DAY and request.run_key == run.run_id
     assert sorted(k.to_user_string() for k in request.asset_selection) == sorted(REST)
+    assert request.asset_check_keys == []  # the job has no checks of them (not the code checks)
     # The automation condition over a metadata-only run of a built day: it follows updates since
     # its previous evaluation, so one evaluation before the run and one after.
     before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
@@ -137,6 +138,30 @@ def test_the_rest_of_a_metadata_only_day_follows_as_a_corpus_daily_run(runs):
     after = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
     asked = {a for a in REST if DAYS[1] in after.get_requested_partitions(dg.AssetKey(a))}
     assert not asked, asked
+
+
+def test_the_rest_of_a_day_runs_the_job_s_steps_of_it_and_no_code_check():
+    """Dagster subsets corpus_daily by the assets and checks a run request names, as the sensor
+    daemon does; a selection of assets alone brings every check of them, the
+    built_by_current_code ones too, which the job leaves to their sensor (the control)."""
+    from corpus_assets.jobs import CODE_CHECK
+    from sensors.rest_of_day import REST, rest_of_day_request
+
+    job = defs.resolve_job_def("corpus_daily")
+
+    def steps(chosen: dg.JobDefinition) -> set[str]:
+        return {f"{n.name}.{out.name}" for n in chosen.graph.nodes for out in n.definition.output_defs}
+
+    run = dg.DagsterRun(job_name=METADATA_JOB, tags={"dagster/partition": ONE_DAY})
+    request = rest_of_day_request(run)
+    asked = job.get_subset(
+        asset_selection=set(request.asset_selection), asset_check_selection=set(request.asset_check_keys)
+    )
+    whole = steps(job)
+    assert not [s for s in whole if CODE_CHECK in s]
+    assert steps(asked) == {s for s in whole if not s.startswith("arxiv_metadata.")}
+    alone = job.get_subset(asset_selection={dg.AssetKey(a) for a in REST})
+    assert [s for s in steps(alone) if CODE_CHECK in s]
 
 
 # ------------------------------------------------------------------ item 2: percentages
