@@ -66,7 +66,10 @@ def submit(instance, launcher, days: list[str], title: str) -> str:
     backfill (the asset catalog's): its runs are ``corpus_daily`` runs, under the job in the UI,
     cut into ranges by the assets' backfill policy all the same. Its row in the UI names the
     assets it builds beside the job's partition set (``corpus_daily_partition_set``: Dagster's
-    name for the days of a job, which it shows for every job backfill)."""
+    name for the days of a job, which it shows for every job backfill). Its runs also evaluate
+    the daily assets' ``built_by_current_code`` checks, which the job itself leaves to their
+    sensor: a job backfill can name assets but no checks, and Dagster subsets the job by those
+    assets with every check of them (as for ``make rederive``'s backfills)."""
     import dagster as dg
     from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
     from dagster._core.utils import make_new_backfill_id

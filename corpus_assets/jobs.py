@@ -20,6 +20,11 @@ DAILY_JOB = "corpus_daily"
 # The UI's Materialize on an asset's page runs the first of the asset's jobs in name order, and
 # Dagster's implicit "__ASSET_JOB" sorts before every name that starts with a lower-case letter:
 # a capital first letter makes Asset -> arxiv_metadata -> Materialize a run of this job.
+# Dagster 1.13 offers no setting for it: the asset node's job names are sorted (AssetNodeSnap,
+# dagster/_core/remote_representation/external_data.py), the asset page passes no preferred job
+# (only a job's own asset graph does: getCommonJob in the UI's LaunchAssetExecutionButton.tsx)
+# and every asset is in __ASSET_JOB. Job names are [A-Za-z0-9_]+, and only a capital or a digit
+# sorts before "_"; tests/test_ui_reads.py checks the order the UI reads.
 METADATA_JOB = "Arxiv_metadata_job"
 GRAPH_JOB = "corpus_graph"
 DEFAULT_GRAPH_CRON = "0 * * * *"  # hourly
