@@ -71,6 +71,36 @@ def test_both_runs_succeed(runs):
     assert list(_partition_metadata(one, "arxiv_metadata")) == [ONE_DAY]
 
 
+# ------------------------------------------------------------------ item 1: each partition's rows
+
+
+@pytest.mark.slow
+def test_each_partition_of_a_multi_day_run_shows_its_own_rows(runs):
+    """Every daily asset's event of each day of the three-day run describes that day: its row
+    count, its fingerprint and a preview of its own first rows (2007-04-03 has none; the run's
+    last day's preview was shown on every partition)."""
+    import polars as pl
+
+    from corpus_assets.jobs import DAILY_ASSETS
+
+    _, several, _, home, _ = runs
+    store = CorpusStore(home=str(home)).store
+    previews = 0
+    for asset in DAILY_ASSETS:
+        metadata = _partition_metadata(several, asset)
+        assert sorted(metadata) == DAYS, asset
+        for day, meta in metadata.items():
+            rows = pl.read_parquet(home / asset / f"date={day}" / "part-0.parquet").height
+            assert meta["dagster/row_count"].value == rows, (asset, day)
+            assert meta["fingerprint"].value == store.fingerprint(asset, day), (asset, day)
+            if "preview" in meta:
+                previews += 1
+                lines = meta["preview"].value.splitlines()
+                shown = len(lines) - 2 if rows else 0  # a header and its rule, then a line a row
+                assert shown == min(rows, 10) and (rows or lines == ["_no rows_"]), (asset, day, lines)
+    assert previews >= 3 * 6  # papers, bib_entries, pes2o and the others with a preview
+
+
 # ------------------------------------------------------------------ item 6: run tags
 
 
