@@ -170,7 +170,8 @@ def _table_2(st: dict) -> dg.MetadataValue:
 def citeworth_splits(
     context: dg.AssetExecutionContext, config: CiteworthSplitsConfig, corpus: CorpusStore
 ) -> dg.MaterializeResult:
-    from corpus.release.citeworth import build_release, release_dir
+    from corpus.release.citeworth import release_dir
+    from corpus.release.citeworth_release import build_release
 
     mark = read_mark(context.instance)  # before reading: what is above it is checked again
     summary = build_release(corpus.home, seed=config.seed, per_field=config.per_field)
