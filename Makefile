@@ -83,17 +83,17 @@ test: venv dagster-home
 test-containers: venv
 	bash docker/test-containers.sh
 
-# The Dagster UI on 127.0.0.1:3000, first partition moved back to the landing zone's earliest day.
-# Dagster starts in $(DAGSTER_HOME), beside the dagster.yaml it uses (in the repository it warned
-# that ./dagster.yaml, the template, is not the instance's); the job pages' automation tag is set
-# to what runs (corpus_assets/instance_setup.py).
+# The Dagster UI on 127.0.0.1:$(UI_PORT) (3000), first partition moved back to the landing zone's
+# earliest day. Dagster starts in $(DAGSTER_HOME), beside the dagster.yaml it uses (in the repository
+# it warned that ./dagster.yaml, the template, is not the instance's); the job pages' automation tag
+# is set to what runs, and SIGTERM / SIGINT stop it and every process it started even when it was
+# started where SIGINT is ignored (corpus_assets/ui.py).
+UI_PORT ?= 3000
 ui: venv-base dagster-home
 	@start=$$($(BIN)/python -m corpus.ingest.landing earliest "$(DEMO_LANDING)"); \
 	if [ -n "$$start" ] && [[ "$$start" < "$${CORPUS_START_DATE:-2007-04-01}" ]]; then export CORPUS_START_DATE=$$start; fi; \
-	$(BIN)/python -m corpus_assets.instance_setup && cd "$(DAGSTER_HOME)" && \
-	DAGSTER_HOME="$$(pwd -P)" CORPUS_LANDING="$(DEMO_LANDING)" \
-	$(CURDIR)/$(BIN)/python -W 'ignore:Function `dev_command` is superseded' -m dagster dev -h 127.0.0.1 -p 3000 \
-	  -w $(CURDIR)/workspace.yaml
+	cd "$(DAGSTER_HOME)" && DAGSTER_HOME="$$(pwd -P)" CORPUS_LANDING="$(DEMO_LANDING)" \
+	exec $(CURDIR)/$(BIN)/python -m corpus_assets.ui -h 127.0.0.1 -p $(UI_PORT) -w $(CURDIR)/workspace.yaml
 
 # Every daily asset over FROM..TO as one Dagster backfill: runs of CORPUS_DAYS_PER_RUN days side by
 # side on every core; waits; exits non-zero if a day failed.

@@ -43,6 +43,7 @@ import polars as pl
 from _common import cpu_timer, hwm_mb, in_child, result, timer
 
 from corpus.release import citeworth as cw
+from corpus.release import citeworth_release
 from corpus.store import Store
 
 FIRST_DAY = dt.date(2023, 2, 1)
@@ -231,7 +232,7 @@ def _new_day_child(home: str, args: argparse.Namespace, out) -> None:
 def _release_child(home: str, args: argparse.Namespace, out) -> None:
     start = time.process_time()
     with timer() as wall:
-        summary = cw.build_release(home, seed=args.seed, per_field=args.per_field)
+        summary = citeworth_release.build_release(home, seed=args.seed, per_field=args.per_field)
     out.put(
         {"summary": summary, "cpu_s": time.process_time() - start, "wall_s": wall["s"], "peak_mb": hwm_mb()}
     )

@@ -1,4 +1,4 @@
-"""Links by publication (corpus.graph.publication_links.link_references): references per second and
+"""Links by publication (corpus.graph.reference_links.link_references): references per second and
 peak memory against corpora of 10k, 50k and 200k papers; and its precision and recall on the real
 title-less strings of ../shared.
 
@@ -160,7 +160,7 @@ def generate(n_papers: int, n_refs: int, seed: int = 0) -> tuple[list, list, lis
 
 
 def _speed(n_papers: int, n_refs: int, queue) -> None:
-    from corpus.graph.publication_links import link_references
+    from corpus.graph.reference_links import link_references
 
     papers, refs, truth = generate(n_papers, n_refs)
     start_cpu, start = time.process_time(), time.perf_counter()
@@ -184,7 +184,7 @@ def _strip_ids(text: str) -> str:
 
 
 def quality() -> dict:
-    from corpus.graph.publication_links import link_references
+    from corpus.graph.reference_links import link_references
 
     rows = [
         json.loads(line)

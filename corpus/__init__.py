@@ -19,7 +19,7 @@ layers before it (tests/test_layers.py): store < ingest < parse < papers < graph
 
 # The entry points others call by name (DESIGN.md §7), here as well as in the modules that own
 # them, loaded on first use: ``import corpus`` stays as light as the code server needs it.
-_ENTRY_POINTS = {"link_references": "corpus.graph.publication_links"}
+_ENTRY_POINTS = {"link_references": "corpus.graph.reference_links"}
 
 
 def __getattr__(name: str):

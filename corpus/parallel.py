@@ -178,6 +178,19 @@ def _run_chunk(
     return out
 
 
+def interrupts_end_waits() -> None:
+    """Make SIGINT end this process's blocking waits (a pool's results, a worker process's exit)
+    at once. polars installs a SIGINT handler with SA_RESTART when it is imported (chaining to
+    the one before it), so the kernel restarted a wait a signal broke off and the handler that
+    raises the interrupt (Dagster's, in a step; Python's, in a Pipes worker) ran only when the
+    wait ended by itself: a terminated run went on until a paper or a worker finished. Called once
+    per process, after polars is imported (here, if it was not): no SA_RESTART handler comes later,
+    and Python's own handlers never ask for restarts."""
+    import polars  # noqa: F401 - its handler is installed on import: now, not after this call
+
+    signal.siginterrupt(signal.SIGINT, True)
+
+
 def _context() -> mp.context.BaseContext:
     """fork when this process has one thread (cheap, inherits the imported parsers), else
     forkserver (forking a threaded process can deadlock the child)."""
@@ -259,14 +272,16 @@ def _run_pool(
                 if limit is not None:
                     window = max(_task_limit(limit, len(t)) or 0 for t, _ in inflight.values())
                     window += STALL_GRACE_S
-                done = _wait_any(inflight, window)
+                done, _ = wait(inflight, timeout=window, return_when=FIRST_COMPLETED)
                 if not done:
                     stalled = True
                 for future in done:
                     task, attempt = inflight.pop(future)
                     _settle(future, task, items, results, on_failure, retry, last_try)
-        finally:
-            _close(pool, abandon=stalled)
+        except BaseException:
+            _close(pool, abandon=True)  # an interrupt (a terminated run): papers in flight are not waited for
+            raise
+        _close(pool, abandon=stalled)
         if stalled:
             log.warning("per-paper pool stalled; %d task(s) in flight are tried again", len(inflight))
             for task, attempt in inflight.values():
@@ -277,18 +292,6 @@ def _run_pool(
                 else:
                     results[task[0]] = on_failure(items[task[0]], TIMEOUT)
     return sorted(retry)
-
-
-def _wait_any(futures: dict[Future, Any], window: float | None) -> set[Future]:
-    """The futures done within ``window`` seconds (None: as long as it takes), waited for in
-    slices of a second: polars' SIGINT handler (SA_RESTART) would otherwise keep a step's
-    interrupt (Dagster's termination, Ctrl-C) from being raised until a paper finishes."""
-    deadline = None if window is None else time.monotonic() + window
-    while True:
-        left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
-        done, _ = wait(futures, timeout=max(0.0, left), return_when=FIRST_COMPLETED)
-        if done or (deadline is not None and time.monotonic() >= deadline):
-            return done
 
 
 def _settle(

@@ -62,13 +62,19 @@ def daemon_running(instance) -> bool:
 
 def submit(instance, launcher, days: list[str], title: str) -> str:
     """Add a backfill of the ``corpus_daily`` job over ``days``; returns its id. A job backfill
-    (what the job page's "Materialize all" launches) rather than an asset backfill (the asset
-    catalog's): its runs are ``corpus_daily`` runs, under the job in the UI, cut into ranges by
-    the assets' backfill policy all the same."""
+    of the job's assets, as the job page's "Materialize all" launches it, rather than an asset
+    backfill (the asset catalog's): its runs are ``corpus_daily`` runs, under the job in the UI,
+    cut into ranges by the assets' backfill policy all the same. Its row in the UI names the
+    assets it builds beside the job's partition set (``corpus_daily_partition_set``: Dagster's
+    name for the days of a job, which it shows for every job backfill). Its runs also evaluate
+    the daily assets' ``built_by_current_code`` checks, which the job itself leaves to their
+    sensor: a job backfill can name assets but no checks, and Dagster subsets the job by those
+    assets with every check of them (as for ``make rederive``'s backfills)."""
+    import dagster as dg
     from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
     from dagster._core.utils import make_new_backfill_id
 
-    from corpus_assets.jobs import DAILY_JOB
+    from corpus_assets.jobs import DAILY_ASSETS, DAILY_JOB
 
     partition_set = next(ps for ps in launcher.repo.get_partition_sets() if ps.job_name == DAILY_JOB)
     backfill = PartitionBackfill(
@@ -80,6 +86,7 @@ def submit(instance, launcher, days: list[str], title: str) -> str:
         reexecution_steps=None,
         tags={},
         backfill_timestamp=time.time(),
+        asset_selection=[dg.AssetKey(a) for a in DAILY_ASSETS],
         title=title,
         description=None,
         run_config=QUIET,  # the runs' full logs are in the UI; the terminal shows progress

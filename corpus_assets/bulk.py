@@ -53,7 +53,7 @@ def arxiv_bulk_index(
             "dropped": summary["dropped"],
             "members": summary["members"],
             "bytes_read": summary["bytes_read"],
-            "tar_status": count_table(summary["status"], "status"),
+            "tar_status": count_table(summary["status"], "status", of="the tars"),
             "unusable_tars": rows_table(unusable[:50], ["tar", "status", "reason"]),
             "path": dg.MetadataValue.path(str(corpus.store.asset_dir(INDEX_ASSET))),
         },

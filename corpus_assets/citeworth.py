@@ -25,7 +25,7 @@ from corpus_assets.common import (
     selected,
 )
 from corpus_assets.deployment import paper_workers
-from corpus_assets.freshness import read_mark, read_through_metadata
+from corpus_assets.freshness import read_mark, read_through_tags
 from corpus_assets.partitions import daily_multi_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -111,8 +111,8 @@ def citeworth_paragraphs(
                 "cite_worthy_share": round(summary["cite_worthy"] / summary["sentences"], 4)
                 if summary["sentences"]
                 else 0.0,
-                "paragraph_funnel": count_table(summary["reasons"], "reason"),
-                "kept_per_field": count_table(summary["fields"], "field"),
+                "paragraph_funnel": count_table(summary["reasons"], "reason", of="the day's paragraphs"),
+                "kept_per_field": count_table(summary["fields"], "field", of="the paragraphs kept"),
             },
             preview=["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"],
         )
@@ -124,7 +124,7 @@ def citeworth_paragraphs(
             summary["papers"],
             {
                 "candidates": summary["candidates"],
-                "papers_funnel": count_table(summary["paper_reasons"], "reason"),
+                "papers_funnel": count_table(summary["paper_reasons"], "reason", of="the day's papers"),
             },
             preview=["paper_id", "field", "reason", "kept_paragraphs"],
         )
@@ -170,7 +170,8 @@ def _table_2(st: dict) -> dg.MetadataValue:
 def citeworth_splits(
     context: dg.AssetExecutionContext, config: CiteworthSplitsConfig, corpus: CorpusStore
 ) -> dg.MaterializeResult:
-    from corpus.release.citeworth import build_release, release_dir
+    from corpus.release.citeworth import release_dir
+    from corpus.release.citeworth_release import build_release
 
     mark = read_mark(context.instance)  # before reading: what is above it is checked again
     summary = build_release(corpus.home, seed=config.seed, per_field=config.per_field)
@@ -221,8 +222,8 @@ def citeworth_splits(
             "preview": markdown_preview(
                 preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
             ),
-            **read_through_metadata(mark),
         },
+        tags=read_through_tags(mark),
     )
 
 
@@ -250,7 +251,9 @@ def leftover_citation_markers(corpus: CorpusStore) -> dg.AssetCheckResult:
             "citeworth_rate": CITEWORTH_LEFTOVER_RATE,
             "sentences": audit["sentences"],
             "with_marker": audit["with_marker"],
-            "by_marker": count_table(audit["by_marker"], "marker", total=audit["sentences"]),
+            "by_marker": count_table(
+                audit["by_marker"], "marker", audit["sentences"], "the released sentences"
+            ),
             "examples": dg.MetadataValue.md(examples or "_no sentence with a leftover marker_"),
         },
     )

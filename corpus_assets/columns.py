@@ -70,8 +70,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "is_new": "first version (not an update of an older paper)",
     },
     "arxiv_metadata_failures": {
-        "source": "landing-zone file the record or page came from",
-        "position": "record position in the page (-1: the whole page)",
+        "source": "the page the record came from, relative to the landing zone (oai/...)",
+        "position": "the record's place in its page, counting from 0 (-1: the whole page)",
         "identifier": "OAI identifier, when it could be read",
         "datestamp": "datestamp the failure is filed under",
         "reason": "why the record or page could not be read",

@@ -15,14 +15,20 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def count_table(counts: Mapping[str, int], key: str, total: int | None = None) -> dg.MetadataValue:
+def count_table(
+    counts: Mapping[str, int], key: str, total: int | None = None, of: str = "the rows counted"
+) -> dg.MetadataValue:
     """A three-column table (name, count, percent of ``total``) as Dagster table metadata (a
-    share as a percent: the UI shows a float of 1 as "1", not "100 %")."""
+    share as a percent: the UI shows a float of 1 as "1", not "100 %"). ``total`` defaults to
+    the sum of the counts, which is right only when each item is counted once (a status per
+    paper); statistics that overlap (papers with LaTeX, papers with a DOI) or a table of the
+    largest counts only must pass what they are a share of, and ``of`` says it in the column's
+    description."""
     total = total if total is not None else sum(counts.values())
     columns = [
         dg.TableColumn(key, "string"),
         dg.TableColumn("count", "int"),
-        dg.TableColumn("percent", "float", description="percent of the total"),
+        dg.TableColumn("percent", "float", description=f"percent of {of} ({total})"),
     ]
     records = [
         dg.TableRecord({key: str(k), "count": int(v), "percent": round(100 * v / total, 2) if total else 0.0})
@@ -100,13 +106,14 @@ def report_day(
     rows: int,
     metadata: Mapping | None = None,
     preview: Sequence[str] = (),
+    preview_width: int = 80,
 ) -> None:
     """Metadata of one daily partition, on that partition's own materialisation event.
 
     A backfill run covers several days; each day gets its own counts (``dagster/row_count`` and
     the stage's summary), its column schema and a preview of its own first rows (the
-    ``preview`` columns), so a partition's page shows that partition, and nothing in an event
-    grows with the number of days in a run. Also the partition's content ``fingerprint`` (from
+    ``preview`` columns, cells cut at ``preview_width``), so a partition's page shows that
+    partition, and nothing in an event grows with the number of days in a run. Also the partition's content ``fingerprint`` (from
     its provenance, corpus.store): what the cross-day assets' catch-up compares
     (corpus_assets.freshness) and what tells two builds of a day with the same rows apart from
     two with different ones; the code version that made it is the event's
@@ -120,13 +127,13 @@ def report_day(
     fingerprint = store.fingerprint(asset, day)
     if fingerprint is not None:
         extra[FINGERPRINT] = fingerprint
-        extra.update(_partition_rows_metadata(store, asset, day, preview))
+        extra.update(_partition_rows_metadata(store, asset, day, preview, preview_width))
     context.add_asset_metadata(
         {"dagster/row_count": int(rows), **(metadata or {}), **extra}, asset_key=asset, partition_key=day
     )
 
 
-def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str]) -> dict:
+def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str], width: int) -> dict:
     """One partition's column schema (its Parquet footer) and first rows (only the ``preview``
     columns are read)."""
     from corpus_assets.columns import parquet_column_schema
@@ -142,7 +149,7 @@ def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str]
         frame = pl.scan_parquet(path)
         cols = [c for c in preview if c in frame.collect_schema().names()]
         head = frame.select(cols).head(10).collect() if cols else pl.DataFrame()
-        out["preview"] = markdown_preview(head, cols)
+        out["preview"] = markdown_preview(head, cols, width=width)
     return out
 
 

@@ -29,6 +29,7 @@ from sensors.cross_day import build_catch_up_sensor
 from sensors.endpoint import arxiv_endpoint_sensor
 from sensors.landing import landing_oai_sensor
 from sensors.rederive import build_rederive_sensor, corpus_code_versions
+from sensors.rest_of_day import rest_of_day
 
 ROOTS = {"arxiv_metadata", "arxiv_metadata_failures"}  # started by the sensors, not by a condition
 
@@ -112,6 +113,7 @@ defs = dg.Definitions(
         landing_oai_sensor,
         arxiv_endpoint_sensor,
         automation_sensor,
+        rest_of_day,
         build_catch_up_sensor(READS),
         corpus_code_versions,
         build_rederive_sensor(DAILY),

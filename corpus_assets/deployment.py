@@ -26,7 +26,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -201,7 +200,7 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
             pump = threading.Thread(target=_pump, args=(process.stderr, tail), daemon=True)
             pump.start()
             try:
-                wait_interruptibly(process)
+                process.wait()  # an interrupt ends it at once (corpus.parallel.interrupts_end_waits)
             except DagsterExecutionInterruptedError:
                 context.log.info("[pipes] interrupted: sending SIGINT to the worker")
                 process.send_signal(signal.SIGINT)
@@ -219,18 +218,6 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
                     f"worker exited with code {process.returncode}; stderr tail:\n" + "".join(tail)
                 )
         return dg.PipesClientCompletedInvocation(session)
-
-
-def wait_interruptibly(process: subprocess.Popen, poll_s: float = 0.2) -> int:
-    """``process.wait()`` that an interrupt (Dagster's termination, Ctrl-C) ends within ``poll_s``.
-
-    polars, once imported, installs its own SIGINT handler with SA_RESTART (chaining to
-    Python's), so a plain ``wait()`` blocked in waitpid is restarted by the kernel and Python's
-    handler, which raises Dagster's interrupt, runs only when the worker exits: a run stuck in
-    its worker could not be terminated. A sleep is never restarted, so polling is."""
-    while process.poll() is None:
-        time.sleep(poll_s)
-    return process.returncode
 
 
 class _RemovesContainers:

@@ -67,8 +67,10 @@ def arxiv_pdfs(
             summary["papers"],
             {
                 "pdfs_kept": next(r["count"] for r in table if r["reason"] == "kept"),
-                "fetch_status": count_table(summary["status"], "status"),  # this run's; rows say the file's
-                "fetch_source": count_table(summary.get("sources", {}), "source"),
+                "fetch_status": count_table(
+                    summary["status"], "status", of="the day's papers"
+                ),  # this run's; rows say the file's
+                "fetch_source": count_table(summary.get("sources", {}), "source", of="the day's papers"),
                 "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
             },
             preview=["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"],
@@ -101,10 +103,12 @@ def arxiv_sources(
             summary["papers"],
             {
                 "assembled": summary["failures"].get("ok", 0),
-                "fetch_status": count_table(summary["status"], "status"),  # this run's; rows say the file's
-                "fetch_source": count_table(summary.get("sources", {}), "source"),
-                "kinds": count_table(summary["kinds"], "kind"),
-                "failures": count_table(summary["failures"], "failure"),
+                "fetch_status": count_table(
+                    summary["status"], "status", of="the day's papers"
+                ),  # this run's; rows say the file's
+                "fetch_source": count_table(summary.get("sources", {}), "source", of="the day's papers"),
+                "kinds": count_table(summary["kinds"], "kind", of="the day's papers"),
+                "failures": count_table(summary["failures"], "failure", of="the day's papers"),
             },
             preview=["id", "status", "kind", "n_files", "main", "failure"],
         )

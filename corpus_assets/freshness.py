@@ -7,8 +7,9 @@ what its last materialisation read. Two records make that a comparison, not a gu
 * every daily partition records its content fingerprint in its materialisation event
   (``fingerprint``: the one its provenance holds, :class:`corpus.store.Provenance`, the sha256
   of its Parquet files, the same value the release manifests record per day);
-* every cross-day materialisation records ``inputs_read_through``: the event log's highest
-  storage id, taken *before* the asset read the store. A partition whose event is at or below
+* every cross-day materialisation records the event log's highest storage id, taken *before*
+  the asset read the store, in its ``corpus/inputs_read_through`` tag (beside
+  ``dagster/code_version``: bookkeeping, not a figure to show or plot). A partition whose event is at or below
   it was on disk when the asset read (its files are written before its event), so only events
   above it can hold something the asset has not read; for each of those days the fingerprint of
   its latest event is compared with the one of its latest event at or below the mark (what the
@@ -34,12 +35,12 @@ the ``up_to_date`` check below runs the same function.
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import dagster as dg
 
 CODE_VERSION_TAG = "dagster/code_version"  # on every materialisation: the asset's code version then
-READ_THROUGH = "inputs_read_through"  # cross-day materialisations: the event log mark they read at
+READ_THROUGH = "corpus/inputs_read_through"  # cross-day materialisations' tag: the mark they read at
+_READ_THROUGH_METADATA = "inputs_read_through"  # where materialisations before the tag kept it
 FINGERPRINT = "fingerprint"  # daily partitions' materialisations: their content fingerprint
 CUTOFF = "cutoff"  # releases that read days up to a cutoff: later days are not their input
 CHECK_NAME = "up_to_date"
@@ -54,33 +55,44 @@ def read_mark(instance: dg.DagsterInstance) -> int:
     return instance.event_log_storage.get_maximum_record_id() or 0
 
 
-def read_through_metadata(mark: int | None) -> dict[str, dg.MetadataValue]:
-    """The mark as materialisation metadata (none when it was lost: the asset then counts as
+def read_through_tags(mark: int | None) -> dict[str, str]:
+    """The mark as a materialisation tag (none when it was lost: the asset then counts as
     stale, and its next run records one)."""
-    return {} if mark is None else {READ_THROUGH: dg.MetadataValue.int(mark)}
+    return {} if mark is None else {READ_THROUGH: str(mark)}
 
 
-def _mark_path(home: str | Path, asset: str, run_id: str) -> Path:
-    return Path(home) / ".index" / "read_marks" / f"{asset}-{run_id}"
+MARK_KEY = "read_mark"  # the engine event a graph-backed asset's first step logs its mark in
 
 
-def save_mark(home: str | Path, asset: str, run_id: str, mark: int) -> None:
+def save_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str, mark: int) -> None:
     """Keep a graph-backed asset's mark from its first step (which reads the store) for its last
-    step (which reports the materialisation); steps may run in other processes or machines."""
-    from corpus.store import atomic_write_bytes
+    step (which reports the materialisation), in the run's own log: steps may run in other
+    processes or machines, and a run that fails in between leaves nothing behind (a file under
+    the data root did)."""
+    from dagster._core.events import EngineEventData
 
-    atomic_write_bytes(_mark_path(home, asset, run_id), str(mark).encode())
+    instance.report_engine_event(
+        f"{asset} reads its inputs as of event-log id {mark}",
+        run,
+        EngineEventData(metadata={"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
+    )
 
 
-def take_mark(home: str | Path, asset: str, run_id: str) -> int | None:
-    """The mark :func:`save_mark` kept for this run (removed), or None."""
-    path = _mark_path(home, asset, run_id)
-    try:
-        mark = int(path.read_text())
-    except (OSError, ValueError):
-        return None
-    path.unlink(missing_ok=True)
-    return mark
+def take_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str) -> int | None:
+    """The mark :func:`save_mark` logged for ``asset`` in this run, or in the run it re-executes
+    (a retry from failure does not run the first step again), or None."""
+    from dagster._core.events import DagsterEventType
+
+    seen: set[str] = set()
+    while run is not None and run.run_id not in seen:
+        seen.add(run.run_id)
+        for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+            data = event.dagster_event.engine_event_data if event.dagster_event else None
+            meta = data.metadata if data is not None else {}
+            if MARK_KEY in meta and meta.get("asset") is not None and meta["asset"].value == asset:
+                return int(meta[MARK_KEY].value)
+        run = instance.get_run_by_id(run.parent_run_id) if run.parent_run_id else None
+    return None
 
 
 def _value(record: dg.EventLogRecord | None, key: str):
@@ -88,6 +100,15 @@ def _value(record: dg.EventLogRecord | None, key: str):
         return None
     entry = record.asset_materialization.metadata.get(key)
     return entry.value if entry is not None else None
+
+
+def _read_through(record: dg.EventLogRecord) -> int | None:
+    """The mark a cross-day materialisation read at: its tag, or its metadata when it was made
+    before the tag."""
+    mat = record.asset_materialization
+    tag = (mat.tags or {}).get(READ_THROUGH) if mat is not None else None
+    value = tag if tag is not None else _value(record, _READ_THROUGH_METADATA)
+    return int(value) if value is not None else None
 
 
 def _when(ts: float | None) -> str:
@@ -123,10 +144,12 @@ class Verdict:
         return f"stale: {listed}{' (and more)' if self.more else ''} changed since its last run"
 
     def metadata(self) -> dict[str, dg.MetadataValue]:
+        """What a user can check: when the asset was built and which input partitions changed
+        since (the event-log mark the verdict is computed from stays in the materialisation's
+        tags)."""
         rec = self.materialization
         return {
             "materialized_at": dg.MetadataValue.text(_when(rec.timestamp if rec else None)),
-            READ_THROUGH: dg.MetadataValue.int(int(_value(rec, READ_THROUGH) or 0)),
             "changed_partitions": dg.MetadataValue.int(self.n_changed),
             "changed": dg.MetadataValue.text(", ".join(self.changed_names()[:50]) or "none"),
         }
@@ -227,11 +250,10 @@ def assess(
     if version is not None and built_by != version:
         why = f"built by other code ({built_by or 'unknown'}); today's is {version}"
         return Verdict(name, False, why, rec), {}
-    mark = _value(rec, READ_THROUGH)
+    mark = _read_through(rec)
     if mark is None:
-        why = f"its last materialisation does not record what it read ({READ_THROUGH})"
+        why = f"its last materialisation does not record what it read (no {READ_THROUGH} tag)"
         return Verdict(name, False, why, rec), {}
-    mark = int(mark)
     cutoff = _value(rec, CUTOFF)
     if not state or state.get("mat") != rec.storage_id:
         state = {"mat": rec.storage_id, "through": {}, "changed": {}, "more": False}
@@ -248,7 +270,7 @@ def assess(
             new["changed"][k] = changed
         new["more"] = new["more"] or overflow
     current = not new["changed"] and not new["more"]
-    # In words a user can check (the event-log mark stays in the metadata, for the next verdict).
+    # In words a user can check (the event-log mark stays in the tags, for the next verdict).
     why = f"its run of {_when(rec.timestamp)} read every built day of its inputs" + (
         f" up to its cutoff {cutoff}" if cutoff else ""
     )

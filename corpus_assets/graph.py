@@ -9,7 +9,7 @@ import dagster as dg
 
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import count_table, markdown_preview, rows_table, svg_plot
-from corpus_assets.freshness import read_mark, read_through_metadata, save_mark, take_mark
+from corpus_assets.freshness import read_mark, read_through_tags, save_mark, take_mark
 from resources.store import CorpusStore
 
 LINK_SHARDS_ENV = "CORPUS_LINK_SHARDS"
@@ -35,7 +35,7 @@ def plan_link_shards(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Lay the links out in the configured number of shards; one step per shard follows."""
     from corpus.graph.citation_links import ASSET, prepare_links
 
-    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
+    save_mark(context.instance, context.run, ASSET, read_mark(context.instance))  # before reading
     n = link_shards()
     if prepare_links(corpus.home, n):
         context.log.info(f"citation_links laid out again in {n} shard(s): every shard runs in full")
@@ -57,10 +57,10 @@ def link_one_shard(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
 
 
 @dg.op(ins={"shards": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
-def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
     from corpus.graph.citation_links import ASSET, merge_summaries
 
-    mark = take_mark(corpus.home, ASSET, context.run_id)
+    mark = take_mark(context.instance, context.run, ASSET)
     runs = _runs_dir(corpus, context.run_id)
     summaries = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(runs.glob("shard-*.json"))]
     shutil.rmtree(runs, ignore_errors=True)
@@ -81,11 +81,11 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> None
             "relinked": summary["stale"],
             "old_links_changed": summary["changed"],
             "day_files_rewritten": summary["days_rewritten"],
-            "via": count_table(summary["via"], "via"),
+            "via": count_table(summary["via"], "via", of="the links"),
             "table_4_by_field": table_4_by_field(summary.get("by_field") or {}),
-            **read_through_metadata(mark),
         }
     )
+    return dg.Output(None, tags=read_through_tags(mark))
 
 
 LINK_VIAS = ("arxiv_id", "doi", "title", "doi_derived", "publication")
@@ -181,7 +181,7 @@ def plan_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore):
     """Which days' edges change (corpus.graph.citation_graph.plan_graph); one step per share of them."""
     from corpus.graph.citation_graph import ASSET, plan_graph
 
-    save_mark(corpus.home, ASSET, context.run_id, read_mark(context.instance))  # before reading
+    save_mark(context.instance, context.run, ASSET, read_mark(context.instance))  # before reading
     plan = plan_graph(corpus.home)
     n = max(1, min(graph_shards(), len(plan["days"])))
     context.log.info(f"citation_graph: {plan['mode']}, {len(plan['days'])} day(s) to build in {n} step(s)")
@@ -199,13 +199,13 @@ def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> Non
 
 
 @dg.op(ins={"parts": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
-def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> None:
+def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
     import polars as pl
 
     from corpus.graph.citation_graph import ASSET, finish_graph
     from corpus.graph.network import EDGE_SCHEMA
 
-    mark = take_mark(corpus.home, ASSET, context.run_id)
+    mark = take_mark(context.instance, context.run, ASSET)
     store = corpus.store
     plot_path = store.home / "reports" / "citation_graph_degrees.svg"
     summary = finish_graph(corpus.home, plot=plot_path)
@@ -231,11 +231,12 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> N
         )
         if plot_path.exists():
             metadata.update(svg_plot("degree_plot", "in/out degree distributions", plot_path))
-    metadata["via"] = count_table(summary["via"], "via")
+    metadata["via"] = count_table(summary["via"], "via", of="the links")
     files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
     preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)
     metadata["preview"] = markdown_preview(preview, list(EDGE_SCHEMA))
-    context.add_output_metadata({**metadata, **read_through_metadata(mark)})
+    context.add_output_metadata(metadata)
+    return dg.Output(None, tags=read_through_tags(mark))
 
 
 @dg.graph_asset(

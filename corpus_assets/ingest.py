@@ -13,6 +13,7 @@ from corpus_assets.common import (
     count_table,
     partitions_label,
     report_day,
+    rows_table,
     selected,
 )
 from corpus_assets.partitions import daily_multi_asset, partition_dates
@@ -69,6 +70,17 @@ METADATA_CHECKS = [
     ),
 ]
 LANDING_MARKER = "landing"  # sidecar of each arxiv_metadata partition: the pages' fingerprint
+
+
+def failure_kinds(failures) -> Counter[str]:
+    """Unreadable records and pages by kind: each reason up to its first colon ("unreadable
+    page", "record cut off")."""
+    return Counter(f.reason.split(":")[0] for f in failures)
+
+
+def examples(ids: list[str], n: int = 5) -> dg.MetadataValue:
+    """The first ``n`` ids as text a reader can copy (not a Python list)."""
+    return dg.MetadataValue.text(", ".join(ids[:n]) + (f" and {len(ids) - n} more" if len(ids) > n else ""))
 
 
 def network_pool() -> str | None:
@@ -146,7 +158,11 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
                 "updated": frame.height - int(frame["is_new"].sum()),
                 "deleted": int(frame["deleted"].sum()),
                 "failed_records": len(day_failures),
-                "primary_categories": count_table(dict(categories.most_common(15)), "category"),
+                "duplicates_dropped": found.duplicates_dropped[day],  # the same id twice on the day
+                "landing_files_read": len(found.files[day]),  # the OAI pages holding the day
+                "primary_categories": count_table(  # the 15 largest, each a share of the day
+                    dict(categories.most_common(15)), "category", frame.height, "the day's records"
+                ),
             },
             preview=["id", "version", "datestamp", "primary_category", "title"],
         )
@@ -156,8 +172,9 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
             METADATA_FAILURES,
             day,
             len(day_failures),
-            {"reasons": count_table(Counter(f.reason.split(":")[0] for f in day_failures), "reason")},
+            {"reasons": count_table(failure_kinds(day_failures), "reason", of="the day's failures")},
             preview=["source", "position", "identifier", "reason"],
+            preview_width=240,  # a page's reason ends with the parser's line and column
         )
     store.refresh_views(["arxiv_metadata", METADATA_FAILURES])
     if failures:
@@ -171,14 +188,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
     if not selected(context, "arxiv_metadata"):
         return
     covered = partitions_label(days)
-    yield dg.MaterializeResult(
-        asset_key="arxiv_metadata",
-        metadata={
-            "duplicates_dropped": found.duplicates_dropped,
-            "landing_files_read": len(found.files),
-            **asset_path(store, "arxiv_metadata"),
-        },
-    )
+    yield dg.MaterializeResult(asset_key="arxiv_metadata", metadata=asset_path(store, "arxiv_metadata"))
     yield dg.AssetCheckResult(
         asset_key="arxiv_metadata",
         check_name="ids_unique",
@@ -189,7 +199,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
         asset_key="arxiv_metadata",
         check_name="ids_valid",
         passed=not bad_ids,
-        metadata={"partitions": covered, "invalid": len(bad_ids), "examples": str(bad_ids[:5])},
+        metadata={"partitions": covered, "invalid": len(bad_ids), "examples": examples(bad_ids)},
     )
     yield dg.AssetCheckResult(
         asset_key="arxiv_metadata",
@@ -199,7 +209,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
         metadata={
             "partitions": covered,
             "records_missing_fields": len(missing_ids),
-            "examples": str(missing_ids[:5]),
+            "examples": examples(missing_ids),
         },
     )
     yield dg.AssetCheckResult(
@@ -210,6 +220,17 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
         metadata={
             "partitions": covered,
             "failures": len(failures),
-            "reasons": str(Counter(f.reason.split(":")[0] for f in failures).most_common(5)),
+            "reasons": count_table(failure_kinds(failures), "reason", of="the failures"),
+            "first": rows_table(  # shown inline (a Markdown value hides behind a link)
+                [
+                    {
+                        "source": f.source,
+                        "record": str(f.position) if f.position >= 0 else "page",
+                        "reason": f.reason,
+                    }
+                    for f in failures[:5]
+                ],
+                ["source", "record", "reason"],
+            ),
         },
     )

@@ -5,8 +5,9 @@ The flow: the landing and endpoint sensors ask ``corpus_daily`` for each new or 
 the catch-up sensor (sensors/cross_day.py) asks ``corpus_graph`` for the cross-day assets whose
 inputs' content differs from what they last read, at most once per tick of
 ``CORPUS_GRAPH_CRON``, so ten new days in an hour give one cross-day run. A user who
-materialises only ``arxiv_metadata`` of a day in the UI gets the rest of that day by the daily
-assets' own automation condition (the ``corpus_automation`` sensor).
+materialises only ``arxiv_metadata`` of a day in the UI (``Arxiv_metadata_job``) gets the rest of
+that day as a ``corpus_daily`` run (sensors/rest_of_day.py); after any other partial run the
+daily assets' own automation condition (the ``corpus_automation`` sensor) gives it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,16 @@ import os
 
 import dagster as dg
 
-from corpus_assets.run_monitoring import daily_run_tags
-
 DAILY_JOB = "corpus_daily"
-METADATA_JOB = "arxiv_metadata_job"
+# The UI's Materialize on an asset's page runs the first of the asset's jobs in name order, and
+# Dagster's implicit "__ASSET_JOB" sorts before every name that starts with a lower-case letter:
+# a capital first letter makes Asset -> arxiv_metadata -> Materialize a run of this job.
+# Dagster 1.13 offers no setting for it: the asset node's job names are sorted (AssetNodeSnap,
+# dagster/_core/remote_representation/external_data.py), the asset page passes no preferred job
+# (only a job's own asset graph does: getCommonJob in the UI's LaunchAssetExecutionButton.tsx)
+# and every asset is in __ASSET_JOB. Job names are [A-Za-z0-9_]+, and only a capital or a digit
+# sorts before "_"; tests/test_ui_reads.py checks the order the UI reads.
+METADATA_JOB = "Arxiv_metadata_job"
 GRAPH_JOB = "corpus_graph"
 DEFAULT_GRAPH_CRON = "0 * * * *"  # hourly
 
@@ -62,6 +69,9 @@ def graph_cron() -> str:
 
 
 REDERIVE_TAG = "corpus/rederive"  # on the runs of a re-derive (corpus_assets/rederive.py)
+# On the metadata job's runs: the rest of their days follows as a corpus_daily run
+# (sensors/rest_of_day.py), not by the daily assets' automation condition.
+THEN_TAG = "corpus/then"
 
 
 def daily_condition() -> dg.AutomationCondition:
@@ -71,16 +81,20 @@ def daily_condition() -> dg.AutomationCondition:
     asset of a day together, so they never trigger it twice. Unlike ``eager()`` it is not
     limited to the latest day: arXiv's datestamps arrive for old days too. Updates made by a
     re-derive are not followed: it re-derives downstream only where the inputs' content changed
-    (corpus.provenance), where this condition would rebuild every downstream day."""
+    (corpus.provenance), where this condition would rebuild every downstream day. Nor are those
+    of the metadata job (the asset page's Materialize on ``arxiv_metadata``): the rest of its
+    day follows as a ``corpus_daily`` run (sensors/rest_of_day.py), where this condition's run
+    would be one of Dagster's implicit ``__ASSET_JOB``."""
     AC = dg.AutomationCondition
     updated = AC.any_deps_match(
         (
             AC.newly_updated()
             & ~AC.executed_with_root_target()
             & ~AC.all_new_updates_have_run_tags(tag_keys={REDERIVE_TAG})
-        ).with_label("updated, not by this run or a re-derive")
+            & ~AC.all_new_updates_have_run_tags(tag_keys={THEN_TAG})
+        ).with_label("updated, not by this run, a re-derive or the metadata job")
         | AC.will_be_requested()
-    )  # AutomationCondition.any_deps_updated() but for the re-derive's runs
+    )  # AutomationCondition.any_deps_updated() but for the re-derive's and the metadata job's runs
     return (
         updated.since_last_handled().with_label("an input of this day changed")
         & ~AC.any_deps_missing()
@@ -97,8 +111,7 @@ DAILY_SELECTION = dg.AssetSelection.assets(*DAILY_ASSETS) - dg.AssetSelection.ch
 corpus_daily = dg.define_asset_job(
     DAILY_JOB,
     selection=DAILY_SELECTION,
-    op_retry_policy=retry,
-    tags=daily_run_tags(),  # dagster/max_runtime: a run that stops progressing is failed
+    op_retry_policy=retry,  # dagster/max_runtime: each run sets its own by its days (run_monitoring.py)
     description="Every daily asset for the partitions requested (one day, or a few days of a backfill).",
 )
 
@@ -106,8 +119,9 @@ arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
     selection=DAILY_SELECTION & dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
-    tags=daily_run_tags(),
-    description="Only arxiv_metadata (the rest of the day follows by its automation condition).",
+    tags={THEN_TAG: DAILY_JOB},
+    description="Only arxiv_metadata; once it succeeds, the rest of its days follows as a corpus_daily run "
+    "(the corpus_rest_of_day sensor).",
 )
 
 corpus_graph = dg.define_asset_job(
@@ -118,6 +132,22 @@ corpus_graph = dg.define_asset_job(
 )
 
 all_jobs = [corpus_daily, arxiv_metadata_job, corpus_graph]
+
+
+def daily_run_request(run_key: str, assets: list[str], tags: dict[str, str]) -> dg.RunRequest:
+    """A sensor's ``corpus_daily`` run of some of the daily assets (the days in ``tags``), naming
+    the job's checks of them too: Dagster subsets a job by the assets a request names and, unless
+    it names checks, brings every check of those assets, the ``built_by_current_code`` ones the
+    job leaves to their sensor (:data:`DAILY_SELECTION`) among them."""
+    from corpus_assets.ingest import METADATA_CHECKS
+
+    return dg.RunRequest(
+        run_key=run_key,
+        tags=tags,
+        asset_selection=[dg.AssetKey(a) for a in assets],
+        asset_check_keys=[c.key for c in METADATA_CHECKS if c.asset_key.to_user_string() in assets],
+    )
+
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "corpus_automation",

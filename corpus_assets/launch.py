@@ -47,51 +47,29 @@ class LocalLauncher:
     ) -> dg.DagsterRun:
         """Create a run of ``job_name`` (one partition, or none; the whole job or the assets in
         ``asset_selection`` with their checks, as a sensor's run request asks) and execute it here;
-        returns the finished run (``run.is_success`` says how it went)."""
-        from dagster._core.definitions.selector import JobSubsetSelector
+        returns the finished run (``run.is_success`` says how it went).
+
+        The run is made by ``DagsterInstance.create_run_for_job`` (what Dagster's own
+        ``execute_job`` uses) from the job's definition, given the code location's origins, so
+        the UI files it under the job of the code location ``corpus``."""
         from dagster._core.execution.api import execute_run
         from dagster._utils.hosted_user_process import recon_job_from_origin
 
-        run_tags = dict(tags or {})
+        remote_job = self.repo.get_full_job(job_name)
+        job = recon_job_from_origin(remote_job.get_python_origin())
+        definition = job.get_definition()
+        run_tags = {**definition.run_tags, **(tags or {})}
         if partition_key is not None:
             run_tags["dagster/partition"] = partition_key
-        remote_job = self.location.get_job(
-            JobSubsetSelector(
-                location_name=self.location.name,
-                repository_name=self.repo.name,
-                job_name=job_name,
-                op_selection=None,
-                asset_selection=asset_selection,
-            )
-        )
-        plan = self.location.get_execution_plan(
-            remote_job,
-            dict(run_config or {}),
-            step_keys_to_execute=None,
-            known_state=None,
-            instance=self.instance,
-        ).execution_plan_snapshot
-        run = self.instance.create_run(
-            job_name=job_name,
-            run_id=None,
+        run = self.instance.create_run_for_job(
+            definition,
             run_config=dict(run_config or {}),
-            resolved_op_selection=remote_job.resolved_op_selection,
-            step_keys_to_execute=plan.step_keys_to_execute,
-            op_selection=None,
-            status=None,
-            root_run_id=None,
-            parent_run_id=None,
-            tags={**(remote_job.run_tags or {}), **run_tags},
-            job_snapshot=remote_job.job_snapshot,
-            execution_plan_snapshot=plan,
-            parent_job_snapshot=remote_job.parent_job_snapshot,
-            remote_job_origin=remote_job.get_remote_origin(),
-            job_code_origin=remote_job.get_python_origin(),
+            tags=run_tags,
             asset_selection=frozenset(asset_selection) if asset_selection is not None else None,
-            asset_check_selection=None,
-            asset_graph=self.repo.asset_graph,
+            remote_job_origin=remote_job.get_remote_origin(),
+            job_code_origin=job.get_python_origin(),
         )
-        execute_run(recon_job_from_origin(run.job_code_origin), run, self.instance)
+        execute_run(job, run, self.instance)
         return self.instance.get_run_by_id(run.run_id)
 
     def close(self) -> None:

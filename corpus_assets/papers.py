@@ -60,8 +60,11 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
                     filter_table([{"drop_reason": r} for r in reasons]),
                     ["filter", "description", "dropped", "remaining"],
                 ),
-                "paper_counts": count_table(summary["counts"], "statistic"),
-                "parse_choice": count_table(summary["parse_reasons"], "reason"),
+                # S2ORC Table 3: statistics that overlap, each a share of the day's papers
+                "paper_counts": count_table(
+                    summary["counts"], "statistic", summary["counts"]["papers_in"], "the day's papers"
+                ),
+                "parse_choice": count_table(summary["parse_reasons"], "reason", of="the day's papers"),
             },
             preview=["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"],
         )

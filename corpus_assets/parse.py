@@ -28,9 +28,11 @@ def report_parse_day(
             "cite_spans_per_paper": summary["cite_spans_per_paper"],
             "linked_cite_spans_per_paper": summary["linked_cite_spans_per_paper"],
             "bib_entries_per_paper": summary["bib_entries_per_paper"],
-            "status": count_table(summary["status"], "status"),
-            "failure_reasons": count_table(summary["reasons"], "reason"),
-            "citation_styles": count_table(summary["citation_styles"], "style"),
+            "status": count_table(summary["status"], "status", of="the day's papers"),
+            "failure_reasons": count_table(
+                summary["reasons"], "reason", summary["papers"], "the day's papers"
+            ),
+            "citation_styles": count_table(summary["citation_styles"], "style", of="the papers parsed"),
         },
         preview=PREVIEW,
     )

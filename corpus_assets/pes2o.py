@@ -8,7 +8,7 @@ from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import asset_path, count_table, md_code, report_day, rows_table, svg_plot
 from corpus_assets.deployment import paper_workers
-from corpus_assets.freshness import read_mark, read_through_metadata
+from corpus_assets.freshness import read_mark, read_through_tags
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
 
@@ -47,7 +47,7 @@ def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Material
             {
                 "papers": summary["papers"],
                 "failed": len(summary["failures"]),
-                "kept": count_table(summary["kept"], "release", total=summary["papers"]),
+                "kept": count_table(summary["kept"], "release", summary["papers"], "the day's papers"),
                 "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
             },
             preview=["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"],
@@ -104,7 +104,6 @@ def _release(
             "days_changed": summary["days_changed"],
             "days_after_cutoff": summary["days_after_cutoff"],
             "cutoff": config.cutoff,  # days after it are not read (corpus_assets.freshness)
-            **read_through_metadata(mark),
             "statistics": rows_table(stats, ["source", "split", "documents", "words"]),
             "funnel": rows_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
             "files": rows_table(  # the first ones; manifest.json lists them all
@@ -121,6 +120,7 @@ def _release(
                 f"{md_code(f'datasets.load_dataset({str(root)!r})')} (configs: default, s2orc, s2ag)"
             ),
         },
+        tags=read_through_tags(mark),
     )
 
 

@@ -12,8 +12,9 @@ is that launcher plus a check of the worker process:
 * the process Dagster names in the run's "Started process for run (pid: N)" event
   (runs launched by the daemon or the UI, ``dagster api execute_run``), else
 * the process that executes the run in process (``dagster asset materialize``,
-  ``dagster job execute``, ``execute_in_process``), which records itself in the run's
-  tags when it sets up :class:`resources.store.CorpusStore` (:func:`record_run_worker`).
+  ``dagster job execute``, ``execute_in_process``, ``make demo``), which names itself in an
+  engine event of the run's log when it sets up :class:`resources.store.CorpusStore`
+  (:func:`record_run_worker`).
 
 A worker is gone when no process has its pid, or it is a zombie, or the pid now
 belongs to a process started later (pid reuse: the start time is compared). A worker on
@@ -22,10 +23,10 @@ launchers check their containers and pods themselves.
 
 A run that stops progressing (a stage stuck outside the per-paper time limits of
 ``corpus.parallel``: a lock, a read that never returns) is alive, so the health check
-passes it; Dagster's maximum runtime fails it instead. The daily jobs carry
-``dagster/max_runtime`` (:func:`daily_run_tags`: ``CORPUS_RUN_TIMEOUT_S_PER_DAY``, one hour
-by default, times the days a run covers), every other run the instance's
-``run_monitoring.max_runtime_seconds``. Dagster then asks the launcher to terminate the run:
+passes it; Dagster's maximum runtime fails it instead. A run of daily partitions sets its own
+``dagster/max_runtime`` when it starts (:func:`set_max_runtime`: ``CORPUS_RUN_TIMEOUT_S_PER_DAY``,
+one hour by default, times the days the run covers: a run of one day 3,600 s, a backfill run of
+16 days 57,600 s); every other run has the instance's ``run_monitoring.max_runtime_seconds``. Dagster then asks the launcher to terminate the run:
 Dagster's own way reaches runs it launched through a code server; for a run executed in
 its own process (``dagster asset materialize``, a code server restarted since) this
 launcher interrupts the recorded worker as Ctrl-C would (the step fails, the Pipes worker
@@ -34,6 +35,7 @@ is interrupted too), and kills it when it does not end.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import signal
@@ -47,15 +49,13 @@ from dagster._core.events import DagsterEventType
 from dagster._core.launcher import CheckRunHealthResult, WorkerStatus
 from dagster._core.storage.dagster_run import DagsterRun
 
-WORKER_TAG = "corpus/run_worker"
 RUNTIME_PER_DAY_ENV = "CORPUS_RUN_TIMEOUT_S_PER_DAY"
 # A day of arXiv (1,000-1,500 papers) takes minutes on a laptop, Grobid included; an hour a day
 # is a run that has stopped, not a slow one.
 DEFAULT_RUNTIME_PER_DAY_S = 3600
-INTERRUPT_GRACE_S = (
-    30.0  # after Ctrl-C, before kill -9  # "<pid>@<host>:<start ticks>" of the process executing the run
-)
+INTERRUPT_GRACE_S = 30.0  # after Ctrl-C, before kill -9
 _PID_EVENT = re.compile(r"Started process for (?:run|resuming job) \(pid: (\d+)\)")
+WORKER_PID, WORKER_HOST, WORKER_START = "pid", "host", "process_start"  # the worker's engine event
 
 
 def process_start(pid: int) -> str:
@@ -66,11 +66,6 @@ def process_start(pid: int) -> str:
     except (OSError, IndexError):
         return ""
     return fields[19].decode() if len(fields) > 19 else ""  # field 22 of stat(5)
-
-
-def worker_identity(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}@{socket.gethostname()}:{process_start(pid)}"
 
 
 def process_alive(pid: int, start: str = "") -> bool:
@@ -92,9 +87,11 @@ def process_alive(pid: int, start: str = "") -> bool:
 
 
 def record_run_worker(instance: dg.DagsterInstance | None, run: DagsterRun | None) -> None:
-    """Tag ``run`` with this process when it executes the run's steps itself (the in-process
-    executor: ``CORPUS_EXECUTOR`` unset or ``inprocess``), so :class:`LocalRunLauncher` can
-    tell when it is gone. Step workers of other executors never tag: their end is not the run's."""
+    """Name this process in ``run``'s log (an engine event: pid, host, start time) when it
+    executes the run's steps itself (the in-process executor: ``CORPUS_EXECUTOR`` unset or
+    ``inprocess``), so :class:`LocalRunLauncher` can tell when it is gone. Nothing when the run's
+    log names this process already (Dagster's own "Started process for run" of a launched run).
+    Step workers of other executors never record: their end is not the run's."""
     from corpus_assets.deployment import executor_kind
 
     if instance is None or run is None or executor_kind() != "inprocess":
@@ -103,40 +100,93 @@ def record_run_worker(instance: dg.DagsterInstance | None, run: DagsterRun | Non
 
     if multiprocessing.parent_process() is not None:  # a multiprocessing child: a step, not the run
         return
-    identity = worker_identity()
-    if run.tags.get(WORKER_TAG) != identity:
-        instance.add_run_tags(run.run_id, {WORKER_TAG: identity})
+    pid, host = os.getpid(), socket.gethostname()
+    known = run_worker(instance, run)
+    if known is not None and known[:2] == (pid, host):
+        return
+    from dagster._core.events import EngineEventData
+
+    instance.report_engine_event(
+        f"Executing the run in process {pid} on {host}: if it dies, run monitoring fails the run.",
+        run,
+        EngineEventData(
+            metadata={
+                WORKER_PID: dg.MetadataValue.int(pid),
+                WORKER_HOST: dg.MetadataValue.text(host),
+                WORKER_START: dg.MetadataValue.text(process_start(pid)),
+            }
+        ),
+    )
 
 
 def run_worker(instance: dg.DagsterInstance, run: DagsterRun) -> tuple[int, str, str] | None:
-    """``(pid, host, start)`` of the process executing ``run``, or None when none is known."""
-    events = instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)
-    for event in reversed(events):
+    """``(pid, host, start)`` of the process executing ``run`` (the latest its log names), or
+    None when none is known."""
+    for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+        data = event.dagster_event.engine_event_data if event.dagster_event else None
+        meta = data.metadata if data is not None else {}
+        if WORKER_PID in meta and WORKER_HOST in meta:
+            start = meta.get(WORKER_START)
+            return (
+                int(meta[WORKER_PID].value),
+                str(meta[WORKER_HOST].value),
+                str(start.value if start else ""),
+            )
         m = _PID_EVENT.search(event.message or "")
         if m:
             return int(m.group(1)), socket.gethostname(), ""  # launched beside this daemon
-    fresh = instance.get_run_by_id(run.run_id) or run
-    tag = fresh.tags.get(WORKER_TAG)
-    m = re.fullmatch(r"(\d+)@(.*):(\d*)", tag or "")
-    return (int(m.group(1)), m.group(2), m.group(3)) if m else None
+    return None
 
 
-def daily_run_tags() -> dict[str, str]:
-    """``dagster/max_runtime`` of a daily job's runs: ``CORPUS_RUN_TIMEOUT_S_PER_DAY`` (default
-    :data:`DEFAULT_RUNTIME_PER_DAY_S`; ``0``: the instance's limit only) times the days a
-    backfill run covers (``CORPUS_DAYS_PER_RUN``)."""
-    from dagster._core.storage.tags import MAX_RUNTIME_SECONDS_TAG
-
-    from corpus_assets.partitions import days_per_run
-
+def runtime_per_day() -> float:
+    """``CORPUS_RUN_TIMEOUT_S_PER_DAY`` (default :data:`DEFAULT_RUNTIME_PER_DAY_S`; ``0``: none)."""
     raw = os.environ.get(RUNTIME_PER_DAY_ENV, "").strip()
     try:
-        per_day = float(raw) if raw else DEFAULT_RUNTIME_PER_DAY_S
+        return float(raw) if raw else DEFAULT_RUNTIME_PER_DAY_S
     except ValueError as exc:
         raise ValueError(f"{RUNTIME_PER_DAY_ENV}={raw!r} is not a number of seconds") from exc
-    if per_day <= 0:
+
+
+def run_days(tags: Mapping[str, str]) -> int | None:
+    """How many daily partitions a run covers, from its tags (one partition, or a range as a
+    backfill run has); None for a run of no partition."""
+    from dagster._core.storage.tags import (
+        ASSET_PARTITION_RANGE_END_TAG,
+        ASSET_PARTITION_RANGE_START_TAG,
+        PARTITION_NAME_TAG,
+    )
+
+    if tags.get(PARTITION_NAME_TAG):
+        return 1
+    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
+    if not (start and end):
+        return None
+    try:
+        return (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days + 1
+    except ValueError:
+        return None
+
+
+def max_runtime_tags(days: int | None) -> dict[str, str]:
+    """``dagster/max_runtime`` of a run of ``days`` daily partitions: ``CORPUS_RUN_TIMEOUT_S_PER_DAY``
+    times ``days``; none for a run of no partition or when the setting is 0 (the instance's
+    limit then holds)."""
+    per_day = runtime_per_day()
+    if not days or per_day <= 0:
         return {}
-    return {MAX_RUNTIME_SECONDS_TAG: str(int(per_day * days_per_run()))}
+    return {dg.MAX_RUNTIME_SECONDS_TAG: str(int(per_day * days))}
+
+
+def set_max_runtime(instance: dg.DagsterInstance | None, run: DagsterRun | None) -> None:
+    """Give a starting run of daily partitions its ``dagster/max_runtime`` by the days it covers
+    (a job's tags are the same for a run of one day and a backfill run of 16); a run that has
+    one (set by whoever launched it, or on an earlier start) keeps it. Run monitoring measures
+    the runtime from the run's start, so a tag set now is in time."""
+    if instance is None or run is None or dg.MAX_RUNTIME_SECONDS_TAG in run.tags:
+        return
+    tags = max_runtime_tags(run_days(run.tags))
+    if tags:
+        instance.add_run_tags(run.run_id, tags)
 
 
 def _ended(pid: int, start: str, within_s: float) -> bool:

@@ -162,6 +162,9 @@ def run_request(request: StageRequest, pipes) -> None:
 def main() -> None:
     from dagster_pipes import open_dagster_pipes
 
+    from corpus.parallel import interrupts_end_waits
+
+    interrupts_end_waits()  # the step's SIGINT stops the worker's waits too
     with open_dagster_pipes() as pipes:
         run_request(StageRequest.model_validate(pipes.extras), pipes)
 

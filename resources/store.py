@@ -25,11 +25,16 @@ class CorpusStore(dg.ConfigurableResource):
         )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """The process executing a run in process names itself on the run, so a run whose
-        process dies (kill -9) is failed by run monitoring and frees its pool slots
-        (corpus_assets/run_monitoring.py)."""
-        from corpus_assets.run_monitoring import record_run_worker
+        """The process executing a run in process names itself in the run's log, so a run whose
+        process dies (kill -9) is failed by run monitoring and frees its pool slots; a run of
+        daily partitions gets its maximum runtime by the days it covers
+        (corpus_assets/run_monitoring.py); an interrupt (a terminated run, Ctrl-C) ends the
+        step's blocking waits at once (corpus.parallel.interrupts_end_waits)."""
+        from corpus.parallel import interrupts_end_waits
+        from corpus_assets.run_monitoring import record_run_worker, set_max_runtime
 
+        interrupts_end_waits()
+        set_max_runtime(context.instance, context.run)
         record_run_worker(context.instance, context.run)
 
     @property

@@ -12,15 +12,21 @@ is asked for on the first sensor tick after a cron tick that came after the last
 it was current or asked for (as Dagster's ``on_cron``); a new or reset sensor, which has seen no
 tick, catches a stale asset up at once.
 
-The cursor holds, per asset, when it was last requested and the read position of
-:func:`corpus_assets.freshness.assess` (so a tick reads only events that are new); losing it
-costs one read of the events above each asset's mark, never a missed day.
+What the sensor remembers between ticks -- per asset, when it was last current or requested, and
+the read position of :func:`corpus_assets.freshness.assess` (so a tick reads only events that are
+new) -- is kept in the instance's key-value store, not in the cursor, which the sensor's page
+shows on every tick: the cursor says in words what the tick decided and why the sensor waits
+("citation_links wait for the next tick of '0 * * * *' (...)"), and names the tick whose state
+is stored. A reset or edited cursor names no stored tick, so the sensor starts afresh as a new
+one does; losing the state costs one read of the events above each asset's mark, never a missed
+day.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -89,6 +95,28 @@ def _timestamp(value: str | float) -> float:
     return float(value) if isinstance(value, int | float) else dt.datetime.fromisoformat(value).timestamp()
 
 
+STATE_KEY = "corpus_graph_catch_up/state"  # the instance's key-value store: what ticks remember
+_AS_OF = re.compile(r"\(as of (\S+ \S+) UTC\)$")  # the end of a cursor: the tick that wrote it
+
+
+def _stamp(at: dt.datetime) -> str:
+    return f"{at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S}"
+
+
+def load_state(instance: dg.DagsterInstance, cursor: str | None) -> dict:
+    """What the tick that wrote ``cursor`` remembered; {} for a new or reset sensor (no cursor)
+    or a cursor whose tick's state is not the one stored (edited, or a tick that failed after
+    storing its state)."""
+    if not cursor:
+        return {}
+    if cursor.startswith("{"):  # a cursor of the sensor before the state moved out of it
+        return json.loads(cursor)
+    m = _AS_OF.search(cursor)
+    raw = instance.run_storage.get_cursor_values({STATE_KEY}).get(STATE_KEY)
+    saved = json.loads(raw) if raw else {}
+    return saved if m and saved.get("as_of") == m.group(1) else {}
+
+
 @dataclass
 class TickPlan:
     """What one tick decides."""
@@ -96,8 +124,9 @@ class TickPlan:
     verdicts: dict[str, Verdict]
     run_assets: list[str] = field(default_factory=list)
     evaluations: list[dg.AssetCheckEvaluation] = field(default_factory=list)
-    cursor: str = ""
-    message: str = ""
+    cursor: str = ""  # what the tick decided, in words, and when (the sensor page shows it)
+    message: str = ""  # the skip reason: the decision and every stale asset's verdict
+    state: dict = field(default_factory=dict)  # what the next tick reads (stored by plan_tick)
 
 
 def plan_tick(
@@ -108,9 +137,9 @@ def plan_tick(
     cron: str,
     job_assets: Callable[[str], set[str]],
 ) -> TickPlan:
-    """One tick (pure but for the instance it reads): the verdicts, the check results to report,
-    the assets to run and the next cursor."""
-    saved = json.loads(cursor) if cursor else {}
+    """One tick: the verdicts, the check results to report, the assets to run and the next
+    cursor; what the next tick needs is stored in the instance (:data:`STATE_KEY`)."""
+    saved = load_state(instance, cursor)
     handled = {a: _timestamp(t) for a, t in saved.get("handled", {}).items()}  # current or asked for
     # What the checks say, read before the verdicts: a run that ends in between reports its own
     # check, and this tick then reports nothing older than what it read.
@@ -131,7 +160,9 @@ def plan_tick(
     relevant = set(reads) | {i for inputs in reads.values() for i in inputs}
     busy = busy_assets(instance, job_assets, relevant) if stale else set()
     if busy & set(reads):
-        plan.message = f"a cross-day run is queued or running ({', '.join(sorted(busy & set(reads)))})"
+        running = ", ".join(sorted(busy & set(reads)))
+        plan.message = f"a cross-day run is queued or running ({running})"
+        status = f"waits: a cross-day run is in progress ({running})"
     else:
         waiting, blocked = [], []
         for asset in stale:
@@ -144,17 +175,23 @@ def plan_tick(
         plan.run_assets = sorted(closure(reads, set(plan.run_assets), upstream=False), key=list(reads).index)
         for asset in plan.run_assets:
             handled[asset] = at.timestamp()
-        parts = []
+        parts, short = [], []
+        if plan.run_assets:
+            short.append(f"asked for {', '.join(plan.run_assets)}")
         if waiting:
             nxt = get_next_cron_tick(cron, at, "UTC")
             parts.append(
                 f"{', '.join(waiting)} wait for the next tick of {cron!r} ({nxt:%Y-%m-%d %H:%M} UTC)"
             )
+            short.append(f"waits for {nxt:%H:%M} UTC ({cron}): {', '.join(waiting)}")
         if blocked:
             parts.append("waiting for " + "; ".join(blocked))
+            short.append("waits for inputs being built: " + "; ".join(blocked))
         plan.message = "; ".join(parts)
+        status = "; ".join(short)
     if not stale:
         plan.message = "every cross-day asset has read every input partition"
+        status = "all current"
     details = [verdicts[a].description() for a in stale]
     if details and not plan.run_assets:
         plan.message += ". " + " | ".join(f"{a}: {d}" for a, d in zip(stale, details, strict=True))
@@ -164,7 +201,9 @@ def plan_tick(
     stamps = {
         a: dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds") for a, t in handled.items()
     }
-    plan.cursor = json.dumps({"handled": stamps, "state": new_states}, sort_keys=True)
+    plan.state = {"as_of": _stamp(at), "handled": stamps, "state": new_states}
+    instance.run_storage.set_cursor_values({STATE_KEY: json.dumps(plan.state, sort_keys=True)})
+    plan.cursor = f"{status} (as of {_stamp(at)} UTC)"  # short: the tick list cuts it in the middle
     return plan
 
 

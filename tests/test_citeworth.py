@@ -18,6 +18,7 @@ from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.parse.document import Paragraph, Span, StructuredDoc
 from corpus.parse.sentences import HAND_CASES, split_sentences
 from corpus.release import citeworth as cw
+from corpus.release import citeworth_release, citeworth_splits
 from corpus.release.citeworth import (
     LABEL_CITE_WORTHY,
     LABEL_NOT_CITE_WORTHY,
@@ -675,7 +676,7 @@ def test_build_release_balances_splits_and_dedupes_days(tmp_path):
     day1["dup"] = ("Physics", 2)
     day1["gone"] = ("Biology", 1)
     _write_day(tmp_path, "2024-01-01", day1)
-    first = cw.build_release(tmp_path)
+    first = citeworth_release.build_release(tmp_path)
     assert first["per_field_cap"] == 15  # median of 42, 20, 6, 10 (dup and gone count on day 1)
     before = _released(tmp_path)
     assert {k: n for k, n in first["released_per_field"].items() if n} == {
@@ -688,7 +689,7 @@ def test_build_release_balances_splits_and_dedupes_days(tmp_path):
     _write_day(
         tmp_path, "2024-01-03", {"gone": ("Biology", 0), **{f"Chem-{i}": ("Chemistry", 1) for i in range(30)}}
     )
-    summary = cw.build_release(tmp_path, per_field=100)
+    summary = citeworth_release.build_release(tmp_path, per_field=100)
     after = _released(tmp_path)
     assert summary["available_paragraphs"] == len(after) == 40 + 20 + 5 + 10 + 1 + 30
     assert not any(pid == "gone" for pid, _ in after)  # its latest day has no paragraph left
@@ -704,19 +705,19 @@ def test_build_release_balances_splits_and_dedupes_days(tmp_path):
     assert sum(summary["paragraphs_per_split"].values()) == len(after)
     # deterministic: same inputs, same bytes; the seed changes the sample, not the splits
     files = {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    cw.build_release(tmp_path, per_field=100)
+    citeworth_release.build_release(tmp_path, per_field=100)
     assert files == {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
-    cw.build_release(tmp_path, seed=0, per_field=5)
+    citeworth_release.build_release(tmp_path, seed=0, per_field=5)
     a = set(_released(tmp_path))
-    cw.build_release(tmp_path, seed=1, per_field=5)
+    citeworth_release.build_release(tmp_path, seed=1, per_field=5)
     b = set(_released(tmp_path))
     assert len(a) == len(b) == 5 * 5 and a != b
     with pytest.raises(ValueError, match="per_field"):
-        cw.build_release(tmp_path, per_field=-1)
+        citeworth_release.build_release(tmp_path, per_field=-1)
 
 
 def test_build_release_on_an_empty_store(tmp_path):
-    summary = cw.build_release(tmp_path)
+    summary = citeworth_release.build_release(tmp_path)
     assert summary["paragraphs"] == 0 and summary["stats"]["total_sentences"] == 0
     assert all((cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() == b"" for s in cw.SPLIT_NAMES)
     assert cw.audit_release(cw.release_dir(tmp_path))["rate"] == 0.0
@@ -763,7 +764,7 @@ def test_release_day_by_day_is_the_same_release(tmp_path):
     """Released day by day (incremental runs) or from scratch: the same bytes and summary, and
     Table 2's numbers are stats() of the files."""
     _write_day(tmp_path, "2024-01-01", {f"P{i:03d}": ("Physics", 1 + i % 3) for i in range(40)})
-    cw.build_release(tmp_path, per_field=1000)
+    citeworth_release.build_release(tmp_path, per_field=1000)
     texts = (
         "A short one is here ⟦[1]⟧. Then a somewhat longer sentence follows it.",
         "Only one sentence is cited ⟦[4]⟧.",
@@ -773,11 +774,11 @@ def test_release_day_by_day_is_the_same_release(tmp_path):
         _write_day(
             tmp_path, day, papers | {f"M{day[-1]}{i}": ("Mathematics", 1 + i % 2) for i in range(25)}, text
         )
-        cw.build_release(tmp_path, per_field=1000)  # after each day
-    one = cw.build_release(tmp_path, per_field=1000)
+        citeworth_release.build_release(tmp_path, per_field=1000)  # after each day
+    one = citeworth_release.build_release(tmp_path, per_field=1000)
     files = {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
     shutil.rmtree(cw.release_dir(tmp_path))  # and from scratch
-    many = cw.build_release(tmp_path, per_field=1000)
+    many = citeworth_release.build_release(tmp_path, per_field=1000)
     assert one["mode"] == "unchanged" and many["mode"] == "full"
     drop = ("mode", "days_changed", "files_written", "full_because")
     assert {k: v for k, v in many.items() if k not in drop} == {k: v for k, v in one.items() if k not in drop}
@@ -816,18 +817,17 @@ def _leak(home: Path, day: str, every: int) -> None:
 def test_the_audit_from_the_state_is_the_audit_of_the_files(tmp_path):
     """The check's audit (markers kept per line when written) equals reading every released
     sentence, after a full build, after incremental days, and without a usable state."""
-    from corpus.release import citeworth_release
     from corpus.release.citeworth_release import release_audit
 
     _write_day(tmp_path, "2024-01-01", {f"P{i:03d}": ("Physics", 1 + i % 2) for i in range(30)})
     _leak(tmp_path, "2024-01-01", every=4)
-    cw.build_release(tmp_path, per_field=1000)
+    citeworth_release.build_release(tmp_path, per_field=1000)
     assert release_audit(tmp_path) == cw.audit_release(cw.release_dir(tmp_path))
     for day in ("2024-01-02", "2024-01-03"):  # new versions of old papers, new papers
         papers = {f"P{i:03d}": ("Physics", 1) for i in range(int(day[-1]), 30, 4)}
         _write_day(tmp_path, day, papers | {f"M{day[-1]}{i}": ("Mathematics", 1) for i in range(12)})
         _leak(tmp_path, day, every=3)
-        assert cw.build_release(tmp_path, per_field=1000)["mode"] == "incremental"
+        assert citeworth_release.build_release(tmp_path, per_field=1000)["mode"] == "incremental"
         for examples in (3, 10):
             want = cw.audit_release(cw.release_dir(tmp_path), examples)
             assert release_audit(tmp_path, examples=examples) == want
@@ -846,7 +846,7 @@ def test_sentence_stats_are_stats_of_the_sentences(n):
         }
         for _ in range(n)
     ]
-    acc = cw._SentenceStats()
+    acc = citeworth_splits._SentenceStats()
     cut = n // 2
     for split, part in (("train", samples[:cut]), ("test", samples[cut:]), ("dev", [])):
         frame = pl.DataFrame(
@@ -859,7 +859,6 @@ def test_sentence_stats_are_stats_of_the_sentences(n):
 
 
 def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch):
-    from corpus.release import citeworth_release
 
     _write_day(tmp_path, "2024-01-01", {f"P{i}": ("Physics", 1) for i in range(5)})
     real = citeworth_release._kept_keys
@@ -870,4 +869,4 @@ def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch
 
     monkeypatch.setattr(citeworth_release, "_kept_keys", with_a_ghost)
     with pytest.raises(RuntimeError, match="1 chosen paragraphs were not found"):
-        cw.build_release(tmp_path)
+        citeworth_release.build_release(tmp_path)

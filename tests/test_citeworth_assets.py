@@ -23,11 +23,10 @@ from corpus.release.citeworth import (
     RELEASE_COLUMNS,
     SPLIT_NAMES,
     audit_release,
-    build_release,
     release_dir,
     split_for,
 )
-from corpus.release.citeworth_release import release_audit
+from corpus.release.citeworth_release import build_release, release_audit
 from corpus_assets import citeworth, files, ingest, papers, parse
 from corpus_assets.definitions import defs
 from corpus_assets.jobs import DAILY_JOB, GRAPH_JOB, UNPARTITIONED_ASSETS

@@ -5,7 +5,6 @@ cross-day asset has not read is decided from the fingerprints and the read mark 
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import dagster as dg
 import pytest
@@ -41,9 +40,9 @@ def day(instance, key: dg.AssetKey, partition: str, fp: str | None) -> None:
 
 def cross_day(instance, key: dg.AssetKey, mark: int | None, version: str | None = None, **metadata) -> None:
     """A cross-day materialisation as a run makes it: with its mark and the code version tag."""
-    if mark is not None:
-        metadata[READ_THROUGH] = dg.MetadataValue.int(mark)
     tags = {CODE_VERSION_TAG: version or code_version(key.to_user_string())}
+    if mark is not None:
+        tags[READ_THROUGH] = str(mark)
     instance.report_runless_asset_event(dg.AssetMaterialization(key, metadata=metadata, tags=tags))
 
 
@@ -184,8 +183,7 @@ def test_tick_requests_on_a_fresh_cursor_then_once_per_cron_tick(instance):
     # Requested at 11:01: not again before 12:00, even if the run has not read the day.
     plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=57))
     assert plan.run_assets == []
-    state = json.loads(plan.cursor)
-    assert set(state["handled"]) == {"citation_links", "citation_graph"}
+    assert set(plan.state["handled"]) == {"citation_links", "citation_graph"}
 
 
 def test_tick_waits_while_an_input_or_a_cross_day_run_is_being_built(instance, monkeypatch):
@@ -248,3 +246,65 @@ def test_built_by_other_code_is_stale_until_built_again(instance):
     )
     cross_day(instance, LINKS, read_mark(instance))
     assert verdict(instance)[0].current
+
+
+def test_the_cursor_says_why_the_sensor_waits_and_the_state_stays_out_of_it(instance):
+    """The sensor page shows the cursor on every tick: it reads as the tick's decision (not ~900
+    characters of JSON); the state the next tick needs is in the instance, tied to the cursor,
+    so a reset or edited cursor starts afresh and an old JSON cursor is still read."""
+    import json
+
+    from sensors.cross_day import load_state
+
+    day(instance, PAPERS, "2024-01-01", "a")
+    plan = tick(instance, None, AT)
+    assert plan.cursor == "asked for citation_links, citation_graph (as of 2030-01-01 10:05:00 UTC)"
+    cross_day(instance, LINKS, read_mark(instance))
+    cross_day(instance, dg.AssetKey("citation_graph"), read_mark(instance))
+    day(instance, PAPERS, "2024-01-02", "b")
+    plan = tick(instance, plan.cursor, AT + dt.timedelta(minutes=2))
+    assert plan.cursor == (
+        "waits for 11:00 UTC (0 * * * *): citation_links, citation_graph (as of 2030-01-01 10:07:00 UTC)"
+    )
+    assert load_state(instance, plan.cursor) == plan.state and plan.state["state"]
+    assert load_state(instance, None) == load_state(instance, "edited by hand") == {}
+    assert load_state(instance, "x (as of 2030-01-01 10:05:00 UTC)") == {}  # not the stored tick's
+    assert load_state(instance, json.dumps(plan.state)) == plan.state  # a cursor of before
+    # the checks the sensor reports say what a user can check, not the event-log mark
+    (evaluation, _) = plan.evaluations
+    assert set(evaluation.metadata) == {"materialized_at", "changed_partitions", "changed"}
+
+
+def test_a_mark_kept_in_metadata_before_the_tag_is_still_read(instance):
+    day(instance, PAPERS, "2024-01-01", "a")
+    tags = {CODE_VERSION_TAG: code_version("citation_links")}
+    metadata = {"inputs_read_through": dg.MetadataValue.int(read_mark(instance))}
+    instance.report_runless_asset_event(dg.AssetMaterialization(LINKS, metadata=metadata, tags=tags))
+    assert verdict(instance)[0].current
+
+
+def test_a_graph_asset_s_mark_is_kept_in_its_run_s_log_and_found_by_a_retry(instance):
+    """The first step of citation_links / citation_graph keeps the mark for the last in the run's
+    log: nothing is left under the data root by a run that fails in between, and a retry from
+    failure (a child run, the first step not run again) finds its parent's mark."""
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from corpus_assets.freshness import save_mark, take_mark
+
+    first = DagsterRun(job_name="corpus_graph", run_id="a" * 8 + "-0000-0000-0000-000000000001")
+    retry = DagsterRun(
+        job_name="corpus_graph",
+        run_id="b" * 8 + "-0000-0000-0000-000000000002",
+        parent_run_id=first.run_id,
+        root_run_id=first.run_id,
+    )
+    other = DagsterRun(job_name="corpus_graph", run_id="c" * 8 + "-0000-0000-0000-000000000003")
+    for run in (first, retry, other):
+        instance.add_run(run)
+    save_mark(instance, first, "citation_links", 41)
+    save_mark(instance, first, "citation_graph", 42)
+    assert take_mark(instance, first, "citation_links") == 41
+    assert take_mark(instance, retry, "citation_graph") == 42  # from the run it re-executes
+    assert take_mark(instance, other, "citation_links") is None
+    save_mark(instance, retry, "citation_links", 50)  # the retry ran the first step again: its own
+    assert take_mark(instance, retry, "citation_links") == 50

@@ -83,6 +83,31 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
         )
 
 
+def test_a_new_day_s_parquet_is_hashed_once(store, monkeypatch):
+    """A day's Parquet is hashed when it is written (its provenance); the fingerprint on its
+    materialisation, which the cross-day catch-up compares, is read from there, not hashed again
+    (the review's leftover: it was hashed twice)."""
+    from collections import Counter
+
+    import corpus.store
+
+    hashed: Counter[str] = Counter()
+    real = corpus.store.file_sha256
+
+    def counting(path: Path) -> str:
+        hashed[Path(path).name] += 1
+        return real(path)
+
+    monkeypatch.setattr(corpus.store, "file_sha256", counting)
+    with dg.instance_for_test() as instance:
+        result = _materialize(store, instance, "2007-04-02")
+        assert result.success
+        events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
+        fingerprint = events["arxiv_metadata"].materialization.metadata["fingerprint"].value
+    assert fingerprint == store.store.fingerprint("arxiv_metadata", "2007-04-02")
+    assert hashed == {"part-0.parquet": 2}, hashed  # arxiv_metadata's and its failures', once each
+
+
 def test_backfill_range_in_one_run(store):
     """A run of a backfill covers up to CORPUS_DAYS_PER_RUN days (4), each its own partition."""
     with dg.instance_for_test() as instance:
@@ -134,7 +159,7 @@ def test_unreadable_page_is_a_failure_row_not_a_crash(tmp_path, shared_landing):
         assert checks["no_unreadable_records"] is False
     failures = pl.read_parquet(Path(store.home) / METADATA_FAILURES / "date=2007-04-01" / "part-0.parquet")
     page = failures.filter(pl.col("position") == -1)
-    assert page.height == 1 and "2007-04-01.xml" in page["reason"][0]
+    assert page.height == 1 and page["source"][0] == "oai/2007-04-01.xml"
     cut = failures.filter(pl.col("position") >= 0)  # the record the cut fell in: its own row
     assert cut.height == 1 and "cut off" in cut["reason"][0] and cut["identifier"][0].startswith("oai:arXiv")
 

@@ -306,7 +306,7 @@ def test_landing_zone_assigns_records_by_datestamp(shared_landing, tmp_path):
     assert days["2007-03-31"] == days["2007-04-01"] == days["2007-04-02"] == 4
     found = zone.read_days(["2007-04-01", "2007-04-09"], cache=tmp_path / "index.json")
     assert len(found.records["2007-04-01"]) == 4 and len(found.records["2007-04-09"]) == 3
-    assert found.files == ["2007-04-01.xml", "2007-04-09.xml"]  # only the files holding those days
+    assert found.files == {"2007-04-01": ["2007-04-01.xml"], "2007-04-09": ["2007-04-09.xml"]}  # only those
     assert not found.failures
 
 
@@ -320,9 +320,10 @@ def test_landing_zone_dedupes_and_reports_unreadable_pages(tmp_path):
     rows = {r.id: r for r in found.records["2020-01-02"]}
     assert set(rows) == {"2001.00001", "2001.00002", "2001.00003"}  # 00004 was cut off
     assert rows["2001.00001"].title == "Newer title"  # the later file wins at equal version
-    assert found.duplicates_dropped == 1
+    assert found.duplicates_dropped == {"2020-01-02": 1}
     (failure,) = [f for f in found.failures if f.position == -1]
-    assert "c.xml" in failure.reason and failure.datestamp == "2020-01-02"
+    assert failure.source == "oai/c.xml" and failure.datestamp == "2020-01-02"  # relative to the zone
+    assert failure.reason.startswith("unreadable page: not well-formed XML") and "c.xml" not in failure.reason
     assert isinstance(failure, FailedRecord)
 
 

@@ -140,3 +140,69 @@ def test_an_outer_alarm_is_kept():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+# A step as Dagster runs it: its interrupt handler raises, and polars is first imported inside the
+# step, so polars' SA_RESTART handler chains to Dagster's. Then it blocks as a stage does: on a
+# Pipes worker's exit (deployment.PipesSubprocess) or on a pool's results with no time limit.
+_STEP = """
+import subprocess, sys, time
+from dagster._core.errors import DagsterExecutionInterruptedError
+from dagster._utils.interrupts import raise_interrupts_as
+wait, fix = sys.argv[1], sys.argv[2] == "fix"
+with raise_interrupts_as(DagsterExecutionInterruptedError):
+    import polars
+    if fix:
+        from corpus.parallel import interrupts_end_waits
+        interrupts_end_waits()
+    worker = None
+    try:
+        if wait == "worker":
+            worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            print("waiting", flush=True)
+            worker.wait()
+        else:
+            from corpus.parallel import map_papers
+            print("waiting", flush=True)
+            map_papers(time.sleep, [60, 60], 2, lambda item, reason: reason, chunk_size=1, timeout_s=0)
+    except DagsterExecutionInterruptedError:
+        print("interrupted", flush=True)
+    finally:
+        if worker is not None:
+            worker.kill()
+"""
+
+
+def _interrupted_within(wait: str, fix: bool, seconds: float) -> bool:
+    """Whether a SIGINT ends the step's wait within ``seconds`` (the step is killed otherwise)."""
+    import subprocess
+    import sys
+
+    step = subprocess.Popen(
+        [sys.executable, "-c", _STEP, wait, "fix" if fix else "nofix"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # its pool's workers go with it
+    )
+    try:
+        assert step.stdout.readline().strip() == "waiting"
+        time.sleep(0.5)  # in the wait
+        step.send_signal(signal.SIGINT)
+        out, _ = step.communicate(timeout=seconds)
+        return "interrupted" in out
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(step.pid, signal.SIGKILL)
+        step.communicate()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wait", ["worker", "pool"])
+def test_an_interrupt_ends_a_step_s_blocking_wait_with_polars_loaded(wait):
+    """interrupts_end_waits (one siginterrupt after polars is imported) ends the wait at once,
+    where the kernel restarted it for as long as the worker or the papers took (the control)."""
+    assert _interrupted_within(wait, fix=True, seconds=8)
+    assert not _interrupted_within(wait, fix=False, seconds=3)

@@ -12,7 +12,7 @@ import pytest
 
 from corpus.graph.citation_links import ASSET, STATE_DIR, links_by_definition, read_links, update_links
 from corpus.graph.linking import link_entries, link_entries_with_reasons
-from corpus.graph.publication_links import link_references
+from corpus.graph.reference_links import link_references
 from corpus.papers.bibliography import bib_frame, bib_rows
 from corpus.papers.metadata import papers_frame
 from corpus.papers.normalize import normalize_title
@@ -301,7 +301,7 @@ def test_link_references_is_also_reachable_from_the_package_without_loading_it_f
     code = (
         "import sys, corpus; heavy = 'polars' in sys.modules\n"
         "from corpus import link_references\n"
-        "from corpus.graph.publication_links import link_references as owner\n"
+        "from corpus.graph.reference_links import link_references as owner\n"
         "print(heavy, link_references is owner)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -169,11 +169,12 @@ def _cw_tree(home: Path) -> dict[str, bytes]:
 
 def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
     from corpus.release import citeworth as cw
+    from corpus.release import citeworth_release
 
     shutil.rmtree(scratch, ignore_errors=True)
     for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
         shutil.copytree(home / asset, scratch / asset)
-    assert cw.build_release(scratch, **kw)["mode"] == "full"
+    assert citeworth_release.build_release(scratch, **kw)["mode"] == "full"
     return _cw_tree(scratch)
 
 
@@ -182,6 +183,7 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     """Default (median) cap, which moves every day, and a fixed cap; re-delivered papers with
     new text or no paragraphs left, days out of order, a day removed."""
     from corpus.release import citeworth as cw
+    from corpus.release import citeworth_release
 
     rng = random.Random(5 if per_field is None else 6)
     home, scratch = tmp_path / "home", tmp_path / "scratch"
@@ -200,15 +202,15 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
         for pid in rng.sample(papers[:-14], min(2, max(0, len(papers) - 14))):
             today[pid] = ("Physics", rng.randint(0, 2), "A newer version says")
         _cw_day(home, day, today)
-        summary = cw.build_release(home, per_field=per_field)
+        summary = citeworth_release.build_release(home, per_field=per_field)
         modes.append(summary["mode"])
         written.append(summary["files_written"])
         assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
     assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
-    assert cw.build_release(home, per_field=per_field)["mode"] == "unchanged"
+    assert citeworth_release.build_release(home, per_field=per_field)["mode"] == "unchanged"
     shutil.rmtree(Store(home).partition_dir(cw.PARAGRAPHS, order[3]))
     shutil.rmtree(Store(home).partition_dir(cw.CANDIDATES, order[3]))
-    assert cw.build_release(home, per_field=per_field)["mode"] == "incremental"
+    assert citeworth_release.build_release(home, per_field=per_field)["mode"] == "incremental"
     assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
     audit = cw.audit_release(cw.release_dir(home))
     assert audit["sentences"] > 20 and audit["with_marker"] == 0

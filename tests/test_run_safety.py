@@ -34,7 +34,8 @@ from corpus.ingest.landing import LandingZone
 from corpus.ingest.records import records_frame
 from corpus.store import Store
 from corpus_assets.definitions import defs
-from corpus_assets.run_monitoring import WORKER_TAG, LocalRunLauncher, process_alive, worker_identity
+from corpus_assets.jobs import METADATA_JOB
+from corpus_assets.run_monitoring import LocalRunLauncher, process_alive, process_start
 from resources.arxiv import ArxivResource
 from resources.store import CorpusStore
 
@@ -72,6 +73,7 @@ def _run_stuck_on_arxiv(tmp_path: Path, monkeypatch, log_name: str, **monitoring
     command += ["--select", "arxiv_pdfs", "--partition", DAY]
     env = {**os.environ, "DAGSTER_HOME": str(dagster_home), "CORPUS_HOME": str(home)}
     env.update(CORPUS_LANDING=str(landing), CORPUS_EXECUTOR="inprocess", CORPUS_DEPLOYMENT="local")
+    env["CORPUS_RUN_TIMEOUT_S_PER_DAY"] = "0"  # the instance's limit (monitoring=), not an hour a day
     with ScriptedServer(max_lifetime_s=240) as server, open(tmp_path / log_name, "w") as out:
         for i in ids:  # arXiv answers slowly: the step is surely mid-way when it is stopped
             server.script(f"/pdf/{i}", Reply(404, delay_s=5))
@@ -180,43 +182,69 @@ def test_a_run_that_stops_progressing_is_stopped_and_failed_at_its_max_runtime(t
 
 
 def test_daily_runs_carry_a_max_runtime_by_their_days(monkeypatch):
-    from corpus_assets.run_monitoring import RUNTIME_PER_DAY_ENV, daily_run_tags
+    from corpus_assets.run_monitoring import RUNTIME_PER_DAY_ENV, max_runtime_tags, run_days
 
-    monkeypatch.setenv("CORPUS_DAYS_PER_RUN", "4")
     monkeypatch.delenv(RUNTIME_PER_DAY_ENV, raising=False)
-    assert daily_run_tags() == {"dagster/max_runtime": str(4 * 3600)}
+    assert run_days({"dagster/partition": "2007-04-01"}) == 1
+    four = {
+        "dagster/asset_partition_range_start": "2007-04-01",
+        "dagster/asset_partition_range_end": "2007-04-04",
+    }
+    assert run_days(four) == 4 and run_days({}) is None
+    assert max_runtime_tags(1) == {"dagster/max_runtime": "3600"}
+    assert max_runtime_tags(4) == {"dagster/max_runtime": str(4 * 3600)}
+    assert max_runtime_tags(None) == {}  # a run of no partition: the instance's limit
     monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "600")
-    assert daily_run_tags() == {"dagster/max_runtime": "2400"}
+    assert max_runtime_tags(4) == {"dagster/max_runtime": "2400"}
     monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "0")
-    assert daily_run_tags() == {}
+    assert max_runtime_tags(4) == {}
     monkeypatch.setenv(RUNTIME_PER_DAY_ENV, "an hour")
     with pytest.raises(ValueError, match=RUNTIME_PER_DAY_ENV):
-        daily_run_tags()
-    assert defs.resolve_job_def("corpus_daily").tags.get("dagster/max_runtime")
+        max_runtime_tags(1)
+    # the job carries none: a run of one day and a backfill run of 16 differ (set at their start)
+    assert "dagster/max_runtime" not in defs.resolve_job_def("corpus_daily").tags
+
+
+def _worker_event(instance, run, pid: int, host: str, start: str) -> None:
+    from dagster._core.events import EngineEventData
+
+    metadata = {"pid": dg.MetadataValue.int(pid), "host": host, "process_start": start}
+    instance.report_engine_event("Executing the run in process", run, EngineEventData(metadata=metadata))
 
 
 def test_launcher_judges_the_recorded_worker(tmp_path):
-    """The pid Dagster logs for a launched run, or the tag an in-process run sets: a dead one fails."""
+    """The pid Dagster logs for a launched run, or the one an in-process run logs: a dead one fails."""
+    from corpus_assets.run_monitoring import record_run_worker
+
+    host = os.uname().nodename
     with dg.instance_for_test(
         overrides={"run_launcher": {"module": "corpus_assets.run_monitoring", "class": "LocalRunLauncher"}}
     ) as instance:
         launcher = instance.run_launcher
         assert launcher.supports_check_run_worker_health
-        job = defs.resolve_job_def("arxiv_metadata_job")
+        job = defs.resolve_job_def(METADATA_JOB)
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        alive = instance.create_run_for_job(job, tags={WORKER_TAG: worker_identity()})
+        alive = instance.create_run_for_job(job)
+        record_run_worker(instance, alive)  # this process executes it
+        record_run_worker(instance, alive)  # named once
+        events = instance.all_logs(alive.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+        assert len(events) == 1 and f"process {os.getpid()} on {host}" in events[0].message
+        assert not instance.get_run_by_id(alive.run_id).tags  # no tag: nothing internal in the run's tags
         assert launcher.check_run_worker_health(alive).status.value == "RUNNING"
-        gone = instance.create_run_for_job(job, tags={WORKER_TAG: f"{dead.pid}@{os.uname().nodename}:1"})
+        gone = instance.create_run_for_job(job)
+        _worker_event(instance, gone, dead.pid, host, "1")
         assert launcher.check_run_worker_health(gone).status.value == "FAILED"
         launched = instance.create_run_for_job(job)
         instance.report_engine_event(f"Started process for run (pid: {dead.pid}).", launched)
         assert launcher.check_run_worker_health(launched).status.value == "FAILED"
         unknown = instance.create_run_for_job(job)
         assert launcher.check_run_worker_health(unknown).status.value == "RUNNING"  # not judged
-        elsewhere = instance.create_run_for_job(job, tags={WORKER_TAG: f"{dead.pid}@other-host:1"})
+        elsewhere = instance.create_run_for_job(job)
+        _worker_event(instance, elsewhere, dead.pid, "other-host", "1")
         assert launcher.check_run_worker_health(elsewhere).status.value == "RUNNING"
     assert process_alive(os.getpid()) and not process_alive(dead.pid)
+    assert process_alive(os.getpid(), start=process_start(os.getpid()))
     assert not process_alive(os.getpid(), start="1")  # same pid, another start time: reused
 
 

@@ -15,8 +15,8 @@ text) and ``doi``. Both sides are read by one parser (:mod:`corpus.papers.public
 An entry links when these give exactly one paper (other than the citing one); both ways to the
 same paper give ``doi_derived``. Several papers are an ``ambiguous_publication``: no link (a wrong
 link is worse than none). :func:`corpus.graph.linking.link_entries` runs this after the arXiv-id,
-DOI and title links, for the entries those left unlinked; :func:`link_references` is the same path
-for reference strings and ``(arxiv_id, journal_ref, doi)`` papers.
+DOI and title links, for the entries those left unlinked; :mod:`corpus.graph.reference_links` is
+the same path for reference strings and ``(arxiv_id, journal_ref, doi)`` papers.
 
 Frames: entries carry :data:`PUB_COLUMNS` (strings, as :mod:`corpus.graph.linking` casts them);
 papers carry ``paper_id``, ``doi`` and ``journal_ref``, or their publication already
@@ -26,7 +26,7 @@ papers carry ``paper_id``, ``doi`` and ``journal_ref``, or their publication alr
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import polars as pl
 
@@ -147,49 +147,3 @@ def link_publications(entries: pl.DataFrame, papers: pl.DataFrame) -> tuple[pl.D
     ).sort("entry_id")
     reasons = n.filter(pl.col("n") > 1).select("entry_id", pl.lit(AMBIGUOUS).alias("reason")).sort("entry_id")
     return links.cast(_LINK_SCHEMA), reasons.cast(_REASON_SCHEMA)
-
-
-def link_references(
-    references: Sequence[str], papers: Iterable[tuple[str, str | None, str | None]]
-) -> list[str | None]:
-    """For each reference text, the arXiv id of the paper it links to among ``papers``
-    (``(arxiv_id, journal_ref, doi)``), or None.
-
-    The same path as ``citation_links``: each text becomes a bibliography entry as ``bib_entries``
-    makes one from a raw reference (its arXiv id and DOI, its publication), the papers become link
-    targets, and :func:`corpus.graph.linking.link_entries` links them (arXiv id, DOI, then by
-    publication; the papers have no titles here, so no title links)."""
-    from corpus.graph.linking import link_entries  # linking runs this module's step: import at call
-    from corpus.papers.bibliography import raw_entry_ids
-
-    refs = list(references)
-    ids = [raw_entry_ids(text or "") for text in refs]
-    entries = pl.concat(
-        [
-            pl.DataFrame(
-                {
-                    "entry_id": [str(i) for i in range(len(refs))],
-                    "citing_id": [None] * len(refs),
-                    "arxiv_id": [a for a, _ in ids],
-                    "doi": [d for _, d in ids],
-                    "norm_title": [None] * len(refs),
-                },
-                schema=dict.fromkeys(["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"], pl.String),
-            ),
-            publication_rows(refs),
-        ],
-        how="horizontal_extend",
-    )
-    rows = list(papers)
-    targets = pl.DataFrame(
-        {
-            "paper_id": [r[0] for r in rows],
-            "journal_ref": [r[1] for r in rows],
-            "doi": [r[2] for r in rows],
-            "norm_title": [None] * len(rows),
-        },
-        schema=dict.fromkeys(["paper_id", "journal_ref", "doi", "norm_title"], pl.String),
-    ).unique("paper_id", keep="first", maintain_order=True)
-    links = link_entries(entries, with_publications(targets))
-    cited = dict(zip(links["entry_id"].to_list(), links["cited_id"].to_list(), strict=True))
-    return [cited.get(str(i)) for i in range(len(refs))]

@@ -45,9 +45,9 @@ class DayRecords:
 
     records: dict[str, list[ArxivRecord]] = field(default_factory=dict)  # date -> records
     failures: list[FailedRecord] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    files: dict[str, list[str]] = field(default_factory=dict)  # date -> the pages read for it
     warnings: list[str] = field(default_factory=list)
-    duplicates_dropped: int = 0
+    duplicates_dropped: dict[str, int] = field(default_factory=dict)  # date -> records dropped
 
 
 def fallback_day(scan: PageScan, name: str) -> str:
@@ -90,6 +90,20 @@ class LandingZone:
         An ``oai`` folder that cannot be listed raises :class:`LandingRefused`."""
         return self.reader.list("oai", ".xml")
 
+    def relative_name(self, path: Path) -> str:
+        """A path of the landing zone as its rows show it: relative to the landing zone
+        (``oai/2025-01-02.xml``), valid UTF-8 (:func:`display`)."""
+        try:
+            return display(Path(path).relative_to(self.root))
+        except ValueError:
+            return display(path)
+
+    def without_path(self, message: str, path: Path) -> str:
+        """A page's problem without the page's path in front: its failure row names the page."""
+        for prefix in (display(path), self.relative_name(path)):
+            message = message.removeprefix(f"{prefix}: ")
+        return message
+
     def read_page(self, path: Path) -> bytes:
         """One OAI page's bytes, read under the landing-zone rules (:mod:`corpus.ingest.landing_files`)."""
         return self.reader.read_bytes(path, "oai")
@@ -129,7 +143,7 @@ class LandingZone:
                 scan = PageScan(**entry["scan"])
             else:
                 try:
-                    scan = scan_page(self.read_page(path), display(path))
+                    scan = scan_page(self.read_page(path), self.relative_name(path))
                 except LandingRefused as exc:
                     scan, refused = PageScan(problem=str(exc)), True
                 changed = True
@@ -196,27 +210,35 @@ class LandingZone:
         not even that can be known.
         """
         wanted = set(days)
-        out = DayRecords(records={d: [] for d in sorted(wanted)})
+        out = DayRecords(
+            records={d: [] for d in sorted(wanted)},
+            files={d: [] for d in sorted(wanted)},
+            duplicates_dropped=dict.fromkeys(sorted(wanted), 0),
+        )
         chosen: dict[tuple[str, str], tuple[tuple, ArxivRecord]] = {}
         scans = self.scans(cache)
 
         def targets(day: str) -> list[str]:
             return sorted(wanted) if day == EVERY_DAY else [day] if day in wanted else []
 
-        def page_failure(name: str, source: str, day_set: Iterable[str], reason: str) -> None:
+        def page_failure(path: Path, day_set: Iterable[str], problem: str) -> None:
+            reason = f"unreadable page: {self.without_path(problem, path)}"
             for day in sorted({t for d in day_set for t in targets(d)}):
-                out.failures.append(FailedRecord(source=source, position=-1, datestamp=day, reason=reason))
+                out.failures.append(
+                    FailedRecord(source=self.relative_name(path), position=-1, datestamp=day, reason=reason)
+                )
 
         for order, (name, scan) in enumerate(sorted(scans.items())):
             placed = placement(scan, name)
             if not any(targets(d) for d in placed):
                 continue
             path = self.oai_dir / name if name else self.oai_dir
-            source = display(path)
+            source = self.relative_name(path)
             if scan.problem is not None:
-                page_failure(name, source, placed, f"unreadable page: {scan.problem}")
+                page_failure(path, placed, scan.problem)
                 continue
-            out.files.append(display(name))
+            for day in sorted({t for d in placed for t in targets(d)}):
+                out.files[day].append(display(name))
             fallback = fallback_day(scan, name)
             page = OaiPage(source=source)
             try:
@@ -233,12 +255,12 @@ class LandingZone:
                     rank = (item.version or 0, order, position)
                     key = (day, item.id)
                     if key in chosen:
-                        out.duplicates_dropped += 1
+                        out.duplicates_dropped[day] += 1
                         if chosen[key][0] >= rank:
                             continue
                     chosen[key] = (rank, item)
             except (OaiParseError, OaiError, LandingRefused) as exc:
-                page_failure(name, source, placed, f"unreadable page: {exc}")
+                page_failure(path, placed, str(exc))
             out.warnings.extend(f"{display(name)}: {w}" for w in page.warnings)
         for (day, _id), (_rank, record) in sorted(chosen.items()):
             out.records[day].append(record)

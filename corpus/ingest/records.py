@@ -10,7 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # The version of arxiv_metadata and its failures (corpus.versions): bump it whenever their rows change.
-METADATA_VERSION = "corpus.ingest.records/1"
+# 2: a failure row names its page relative to the landing zone, and a page's reason no longer repeats it.
+METADATA_VERSION = "corpus.ingest.records/2"
 
 SourceFormat = Literal["arXiv", "arXivRaw", "oai_dc", "kaggle", "abs"]
 # Free-text fields whose whitespace runs are collapsed on validation (hard-wrapped in the sources).

@@ -1,6 +1,6 @@
 """The CiteWorth release over every materialised day, kept up to date incrementally.
 
-:func:`corpus.release.citeworth.build_release` calls :func:`build_release` here. The release is
+:func:`build_release` builds it. The release is
 ``<out>/{train,dev,test}.jsonl`` (``$CORPUS_HOME/releases/citeworth`` by default, DESIGN.md §7),
 each sorted by (paper_id, section_index), plus ``manifest.json`` and a Hugging Face card
 (``README.md``), and the ``citeworth_splits`` key table.
@@ -46,6 +46,7 @@ import polars as pl
 
 from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.release import citeworth as cw
+from corpus.release import citeworth_splits as cws
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.release.state import (
     day_fingerprints,
@@ -130,7 +131,7 @@ def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
         row = bad.row(0, named=True)
         raise ValueError(f"row {row['paper_id']!r}/{row['section_index']!r} has field {row['field']!r}")
     ids, idx = keys["paper_id"].to_list(), keys["section_index"].to_list()
-    hashes = [cw._hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)]
+    hashes = [cws._hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)]
     splits = {p: cw.split_for(p) for p in set(ids)}
     return keys.with_columns(
         pl.Series("h", hashes, pl.UInt64), pl.Series("split", [splits[p] for p in ids], pl.Utf8)
@@ -225,7 +226,7 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
             "section_index": rows["section_index"],
             "date": rows["date"],
             "line": lines,
-            "tokens": [sum(len(cw._TOKEN_RE.findall(t)) for t in ts) for ts in texts],
+            "tokens": [sum(len(cws.TOKEN_RE.findall(t)) for t in ts) for ts in texts],
             "cite": [sum(x == cw.LABEL_CITE_WORTHY for x in ls) for ls in labels],
             "lengths": [[len(t) for t in ts] for ts in texts],
             "markers": [[cw.leftover_marker(t) for t in ts] for ts in texts],
@@ -260,7 +261,7 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
 
 def _stats(chosen: pl.DataFrame) -> dict:
     """Table 2 (:func:`corpus.release.citeworth.stats`' numbers) from the chosen rows' pool numbers."""
-    acc = cw._SentenceStats()
+    acc = cws._SentenceStats()
     lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))[
         "n"
     ].value_counts()
@@ -285,7 +286,11 @@ def _read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
 def build_release(
     home: str | Path, *, seed: int = 0, per_field: int | None = None, out_dir: str | Path | None = None
 ) -> dict:
-    """Bring the CiteWorth release up to date (see the module docstring); the same days give
+    """The CiteWorth release over every materialised day (SPEC.md §7), brought up to date (see
+    the module docstring): kept paragraphs of every paper's latest day, balanced over the fields
+    as :func:`corpus.release.citeworth_splits.balanced_keys` chooses (``per_field``, or
+    ``default_cap`` when ``None``, with ``seed``), split by ``split_for``, written to
+    ``<out_dir>/{train,dev,test}.jsonl`` (default ``$home/releases/citeworth``); the same days give
     the same bytes however the release got there. Returns counts, statistics and ``mode``
     (``full`` | ``incremental`` | ``unchanged``), ``days_changed`` and ``files_written``."""
     if per_field is not None and per_field < 0:
