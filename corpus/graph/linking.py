@@ -49,7 +49,9 @@ from corpus.ingest import arxiv_ids
 from corpus.papers.normalize import normalize_dois, normalize_title
 
 # The version of citation_links (corpus.versions): bump it whenever their rows change.
-LINKING_VERSION = "corpus.graph.linking/3"  # 2: links by publication (doi_derived, publication); 3: more journal names read
+LINKING_VERSION = (
+    "corpus.graph.linking/3"  # 2: links by publication (doi_derived, publication); 3: more journal names read
+)
 
 TITLE_THRESHOLD = 0.8
 VIA_RANK = {"arxiv_id": 0, "doi": 1, "title": 2, "doi_derived": 3, "publication": 4}
