@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("CORPUS_SHARED", REPO.parent / "shared")).resolve()  # as tests/conftest.py
 RECORD = Path(__file__).with_name("data") / "stage_outputs.json"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 from http_server import Reply, ScriptedServer
 
 from corpus.ingest.harvest import OaiHarvester
@@ -16,7 +17,7 @@ from corpus.ingest.landing import LandingZone
 from corpus.ingest.oai import OaiError, OaiParseError, iter_page, read_page, scan_datestamps
 from corpus.ingest.records import ArxivRecord, FailedRecord
 
-OAI = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "oai_pmh"
+OAI = DATA / "oai_pmh"
 ARXIV_RAW = OAI / "mikesaelim_arXivOAIHarvester" / "ListRecordsResponse.xml"
 OAI_DC = OAI / "cos_scrapi" / "arxiv_oai_dc_ListRecords_2014-12-24.xml"
 HEPCRAWL = sorted((OAI / "inspirehep_hepcrawl").rglob("*.xml"))
