@@ -8,15 +8,26 @@ Storage under ``$CORPUS_HOME/citation_graph/``:
 * ``_state/``: ``state.json`` (input fingerprints per day, the statistics), every delivery and
   each paper's deciding row (corpus.graph.deliveries), the node codes (a permanent integer per paper
   that ever was a node), the full-text arXiv ids each day names (to find the days whose edges a
-  node that comes or goes changes), and ``codes/<day>.npy``: each day's edges as node codes.
+  node that comes or goes changes), ``codes/<day>-<run>.npy``: each day's edges as node codes
+  (the run that built them in the name: a run that dies leaves the committed ones as they were),
+  and ``degrees-<run>.npz``: every node code's in- and out-degree over all of them.
 
 A day's edges come from its ``citation_links`` files (bibliography links, with the ``mentions``
 of their entries from ``bib_entries``) and its ``fulltext_ids`` rows (arXiv ids in the body
 text), of the papers it decides (:func:`corpus.graph.network.build_edges`). They are built again only
 for the days whose inputs changed, whose deciding papers moved, or which name in their full text
 a paper that became or stopped being a node (a bibliography link only ever points at a node:
-when one goes, citation_links rewrites the day files that linked it). The Table 2 statistics
-are computed from the node codes of every day, integers only (16 bytes an edge), never the ids.
+when one goes, citation_links rewrites the day files that linked it).
+
+The Table 2 statistics come from integer node codes, never the ids, and a new day costs what it
+changed, not the graph: the degrees are kept and updated with the code rows of the days built
+(their old rows out, their new ones in), so nodes, edges, mean degree, the isolated share and
+the degree plot are exact after every run from the degree arrays alone. The statistics that need
+every edge at once, the largest weak component's share and the power-law fits (a search over
+x_min), are computed again from every day's code rows when the graph has grown or shrunk by
+:data:`WHOLE_GRAPH_REFRESH` (nodes or edges) since they were last, and on every run while it has
+fewer than :data:`WHOLE_GRAPH_ALWAYS` edges; in between they are the last ones computed, and the
+summary says at which size (``whole_graph_at``).
 
 A run is :func:`plan_graph` (what changed; new state tables written aside), :func:`build_days`
 for the planned days (in parallel steps: each day is independent), then :func:`finish_graph`
@@ -43,7 +54,6 @@ from corpus.graph.network import (
     GRAPH_VERSION,
     VIA_ORDER,
     build_edges,
-    code_degrees,
     degree_plot_from,
     table2,
 )
@@ -53,7 +63,11 @@ from corpus.versions import FIRST_RECORDED
 
 ASSET = "citation_graph"
 STATE_DIR = "_state"
-VERSION = 3  # 3: node table by hash, via in the code files, IPC tables (other versions: a full run)
+VERSION = 4  # 4: degrees kept, code files by run (3: node table by hash, via in the code files,
+# IPC tables; other versions: a full run)
+WHOLE_GRAPH_REFRESH = 0.05  # the WCC share and power-law fits are redone when N or E moved 5 %
+WHOLE_GRAPH_ALWAYS = 500_000  # ... and on every run below this many edges (~0.3 CPU s)
+WHOLE_GRAPH_STATS = ("alpha_in", "alpha_out", "xmin_in", "xmin_out", "wcc_share")
 _NAMED = {"day": pl.String, "cited_id": pl.String}
 
 
@@ -69,8 +83,9 @@ def edge_file(store: Store, day: str) -> Path:
     return _root(store) / f"edges-{day}.parquet"
 
 
-def _code_file(store: Store, day: str) -> Path:
-    return _state_dir(store) / "codes" / f"{day}.npy"
+def _code_file(store: Store, name: str) -> Path:
+    """A day's edges as node codes: ``name`` is ``<day>-<run>.npy`` (the run that built them)."""
+    return _state_dir(store) / "codes" / name
 
 
 def read_edges(store: Store) -> pl.DataFrame:
@@ -261,7 +276,7 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     nodes = _NodeTable.load(_state_dir(store), plan["tables"]["nodes"])
     days = plan["days"][part::parts]
     for day in days:
-        _build_day(store, day, latest.filter(pl.col("day") == day), nodes)
+        _build_day(store, day, latest.filter(pl.col("day") == day), nodes, plan["run"])
     return len(days)
 
 
@@ -304,15 +319,14 @@ def day_edges(store: Store, day: str, decided: pl.DataFrame) -> pl.DataFrame:
     return build_edges(links, fulltext)
 
 
-def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _NodeTable) -> None:
+def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _NodeTable, run: str) -> None:
     edges = day_edges(store, day, decided)
     src, dst = nodes.code(edges["citing_id"]), nodes.code(edges["cited_id"])
     keep = (src >= 0) & (dst >= 0)
     edges = edges.filter(pl.Series(keep))
-    path, codes = edge_file(store, day), _code_file(store, day)
+    path, codes = edge_file(store, day), _code_file(store, f"{day}-{run}.npy")
     if edges.is_empty():
         path.unlink(missing_ok=True)
-        codes.unlink(missing_ok=True)
         return
     with atomic_path(path) as tmp:
         edges.cast(EDGE_SCHEMA).write_parquet(tmp, compression="zstd", statistics=True)
@@ -327,20 +341,81 @@ def _build_day(store: Store, day: str, decided: pl.DataFrame, nodes: _NodeTable)
 # --------------------------------------------------------------------------- finish
 
 
-def _graph_codes(store: Store, nodes_table: str, days: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``is_node[code]`` and the ``(src, dst, via)`` code rows of every day's edges between
-    nodes (a day built before its citation_links caught up may still name a node that left)."""
+def _is_node(store: Store, nodes_table: str) -> np.ndarray:
     nodes = _NodeTable.load(_state_dir(store), nodes_table)
     is_node = np.zeros(nodes.next_code, dtype=bool)
     is_node[nodes.codes] = True
-    parts = [np.load(f) for d in days if (f := _code_file(store, d)).exists()]
-    rows = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
-    return is_node, rows[is_node[rows[:, 0]] & is_node[rows[:, 1]]]
+    return is_node
 
 
-def _draw_degrees(plot: Path, is_node: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
-    k_in, k_out = code_degrees(len(is_node), src, dst)
+def _graph_codes(store: Store, is_node: np.ndarray, files: dict[str, str]) -> np.ndarray:
+    """The ``(src, dst, via)`` code rows of every day's edges between nodes (``files``: day ->
+    code file; a day built before its citation_links caught up may still name a node that left)."""
+    parts = [np.load(_code_file(store, name)) for _, name in sorted(files.items())]
+    rows = np.concatenate(parts) if parts else np.zeros((0, 3), np.int32)
+    return rows[is_node[rows[:, 0]] & is_node[rows[:, 1]]]
+
+
+class _Degrees:
+    """In- and out-degree of every node code and the edges of each ``via``, over the code rows of
+    every day (all of them: a row's ends are checked against the nodes when it is used)."""
+
+    def __init__(self, k_in: np.ndarray, k_out: np.ndarray, via: np.ndarray):
+        self.k_in, self.k_out, self.via = k_in, k_out, via
+
+    @classmethod
+    def of(cls, rows: np.ndarray, n: int) -> _Degrees:
+        d = cls(np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(len(VIA_ORDER), np.int64))
+        d.add(rows, 1)
+        return d
+
+    def add(self, rows: np.ndarray, sign: int) -> None:
+        n = len(self.k_in)
+        self.k_in += sign * np.bincount(rows[:, 1], minlength=n)[:n]
+        self.k_out += sign * np.bincount(rows[:, 0], minlength=n)[:n]
+        self.via += sign * np.bincount(rows[:, 2], minlength=len(VIA_ORDER))
+
+    def grown(self, n: int) -> _Degrees:
+        pad = max(0, n - len(self.k_in))
+        return _Degrees(np.pad(self.k_in, (0, pad)), np.pad(self.k_out, (0, pad)), self.via)
+
+    def exact_for(self, is_node: np.ndarray) -> bool:
+        """Whether every row counted has both ends nodes (else the rows must be read to drop them)."""
+        n = min(len(self.k_in), len(is_node))
+        used = (self.k_in[:n] != 0) | (self.k_out[:n] != 0)
+        return bool(is_node[:n][used].all()) and not (self.k_in[n:].any() or self.k_out[n:].any())
+
+    def save(self, sdir: Path, run: str) -> str:
+        name = f"degrees-{run}.npz"
+        np.savez(sdir / name, k_in=self.k_in, k_out=self.k_out, via=self.via)
+        return name
+
+    @classmethod
+    def load(cls, sdir: Path, name: str) -> _Degrees:
+        with np.load(sdir / name) as z:
+            return cls(z["k_in"], z["k_out"], z["via"])
+
+
+def _draw_degrees(plot: Path, is_node: np.ndarray, k_in: np.ndarray, k_out: np.ndarray) -> None:
     atomic_write_bytes(plot, degree_plot_from(k_in[is_node], k_out[is_node]))
+
+
+def _counts(is_node: np.ndarray, degrees: _Degrees) -> dict:
+    """The Table 2 numbers that follow from the degrees: nodes, edges, mean degree, isolated share."""
+    k_in, k_out = degrees.k_in[is_node], degrees.k_out[is_node]
+    n, e = int(is_node.sum()), int(k_out.sum())
+    out: dict = {"nodes": n, "edges": e}
+    if n:
+        out.update({"mean_degree": 2.0 * e / n, "isolated_share": float(np.mean((k_in == 0) & (k_out == 0)))})
+    return out
+
+
+def _whole_graph_due(old: dict | None, counts: dict) -> bool:
+    """Whether this run computes the statistics that need every edge again (module docstring)."""
+    at = (old or {}).get("whole_graph_at")
+    if not at or counts["edges"] < WHOLE_GRAPH_ALWAYS:
+        return True
+    return any(abs(counts[k] - at[k]) > WHOLE_GRAPH_REFRESH * max(at[k], 1) for k in ("nodes", "edges"))
 
 
 def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
@@ -359,41 +434,66 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
             atomic_write_bytes(sdir / "state.json", json.dumps(state, sort_keys=True).encode())
         (sdir / "plan.json").unlink(missing_ok=True)
         if plot is not None and not plot.exists() and state["summary"]["nodes"]:  # e.g. a new store
-            is_node, rows = _graph_codes(store, state["nodes"], state["fingerprints"])
-            _draw_degrees(plot, is_node, rows[:, 0], rows[:, 1])
+            degrees = _Degrees.load(sdir, state["degrees"])
+            _draw_degrees(plot, _is_node(store, state["nodes"]), degrees.k_in, degrees.k_out)
         return {**state["summary"], "mode": "unchanged", "days_built": 0}
     c0 = time.process_time()
     for day in plan["gone"]:
         edge_file(store, day).unlink(missing_ok=True)
-        _code_file(store, day).unlink(missing_ok=True)
     if plan["mode"] == "full":  # files of an older layout or state that the plan does not name
         (_root(store) / "part-0.parquet").unlink(missing_ok=True)
-        for path in [*_root(store).glob("edges-*.parquet"), *(sdir / "codes").glob("*.npy")]:
-            day = path.name.removeprefix("edges-").removesuffix(".parquet").removesuffix(".npy")
-            if day not in plan["fingerprints"]:
+        for path in _root(store).glob("edges-*.parquet"):
+            if path.name.removeprefix("edges-").removesuffix(".parquet") not in plan["fingerprints"]:
                 path.unlink(missing_ok=True)
-    is_node, rows = _graph_codes(store, plan["tables"]["nodes"], plan["fingerprints"])
-    src, dst = rows[:, 0], rows[:, 1]
-    summary: dict = {"nodes": int(is_node.sum()), "edges": len(src)}
+    old_files = dict(state["codes"]) if state is not None and plan["mode"] == "incremental" else {}
+    built = {d: f"{d}-{plan['run']}.npy" for d in plan["days"]}
+    files = {d: f for d, f in old_files.items() if d not in built and d not in plan["gone"]}
+    files.update({d: f for d, f in built.items() if _code_file(store, f).exists()})
+    is_node = _is_node(store, plan["tables"]["nodes"])
+    rows = None
+    if old_files:  # the degrees move by the rows of the days built or gone, old out and new in
+        degrees = _Degrees.load(sdir, state["degrees"]).grown(len(is_node))
+        for day in [*plan["days"], *plan["gone"]]:
+            if day in old_files:
+                degrees.add(np.load(_code_file(store, old_files[day])), -1)
+            if day in files and day in built:
+                degrees.add(np.load(_code_file(store, files[day])), 1)
+        if not degrees.exact_for(is_node):  # a row names a node that left: count from the rows
+            rows = _graph_codes(store, is_node, files)
+            degrees = _Degrees.of(rows, len(is_node))
+    else:
+        rows = _graph_codes(store, is_node, files)
+        degrees = _Degrees.of(rows, len(is_node))
+    summary = _counts(is_node, degrees)
     if summary["nodes"]:
-        summary.update(table2(is_node, src, dst))
+        old = state["summary"] if state is not None and plan["mode"] == "incremental" else None
+        if _whole_graph_due(old, summary):
+            rows = rows if rows is not None else _graph_codes(store, is_node, files)
+            whole = table2(is_node, rows[:, 0], rows[:, 1])
+            summary.update({k: whole[k] for k in WHOLE_GRAPH_STATS})
+            summary["whole_graph_at"] = {"nodes": summary["nodes"], "edges": summary["edges"]}
+        else:
+            summary.update({k: old[k] for k in (*WHOLE_GRAPH_STATS, "whole_graph_at")})
         if plot is not None:
-            _draw_degrees(plot, is_node, src, dst)
-    via = np.bincount(rows[:, 2], minlength=len(VIA_ORDER))
-    summary["via"] = {v: int(n) for v, n in zip(VIA_ORDER, via, strict=True) if n}
-    del rows, src, dst
+            _draw_degrees(plot, is_node, degrees.k_in, degrees.k_out)
+    summary["via"] = {v: int(n) for v, n in zip(VIA_ORDER, degrees.via, strict=True) if n}
+    del rows
     summary["stats_cpu_s"] = round(time.process_time() - c0, 3)
     new_state = {
         "version": VERSION,
         "code": GRAPH_VERSION,
         "fingerprints": plan["fingerprints"],
         "summary": summary,
+        "codes": files,
+        "degrees": degrees.save(sdir, plan["run"]),
         **plan["tables"],
     }
     atomic_write_bytes(sdir / "state.json", json.dumps(new_state, sort_keys=True).encode())
     (sdir / "plan.json").unlink(missing_ok=True)
-    keep = {"state.json", "codes", *plan["tables"].values()}
+    keep = {"state.json", "codes", new_state["degrees"], *plan["tables"].values()}
     remove_paths([p for p in sdir.iterdir() if p.name not in keep])
+    live = set(files.values())
+    remove_paths([p for p in (sdir / "codes").glob("*.npy") if p.name not in live])
     return {**summary, "mode": plan["mode"], "days_built": len(plan["days"])}
 
 
