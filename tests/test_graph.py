@@ -394,3 +394,68 @@ def test_kept_degrees_drop_the_edges_of_a_node_that_left_before_the_links_caught
     for key in ("nodes", "edges", "mean_degree", "isolated_share", "wcc_share", "via"):
         assert summary[key] == scratch[key], key
     assert summary["edges"] == 4  # 0->1 3->0 3->1 4->5: the three into ids[2] left with it
+
+
+def test_patched_days_give_the_bytes_of_a_build(tmp_path, monkeypatch):
+    """A day whose own inputs did not change is patched (the rows of the papers that left it, or
+    whose links or full-text targets changed, built again alone): after every new day the edge
+    files are byte for byte those of a graph built from scratch, and most old days were patched."""
+    import random
+    import shutil
+
+    from corpus.graph import citation_graph
+    from corpus.graph.citation_graph import update_graph
+    from corpus.graph.citation_links import update_links
+    from corpus.papers.bibliography import bib_frame
+    from corpus.papers.metadata import papers_frame
+    from corpus.papers.normalize import normalize_title
+    from corpus.store import Store
+
+    patched = []
+    real = citation_graph._patched_rows
+    monkeypatch.setattr(
+        citation_graph, "_patched_rows", lambda *a, **k: patched.append(a[1]) or real(*a, **k)
+    )
+    rng = random.Random(11)
+    words = "graph neural network quantum field theory dark matter galaxy survey protein folding lens".split()
+    title: dict[str, str] = {}
+    bib: dict[str, list[str]] = {}
+    store = Store(tmp_path / "data")
+
+    def deliver(day: str, pids: list[str]) -> None:
+        papers, entries, ft = [], [], []
+        for pid in pids:
+            papers.append({"id": pid, "title": title[pid], "norm_title": normalize_title(title[pid]),
+                           "kept": rng.random() > 0.1, "drop_reason": None})  # fmt: skip
+            for k, target in enumerate(bib[pid]):
+                entries.append({"entry_id": f"{pid}#b{k}", "citing_id": pid, "ref_id": f"b{k}",
+                                "title": title[target], "norm_title": normalize_title(title[target]),
+                                "mentions": 1 + k % 3})  # fmt: skip
+            if bib[pid]:
+                ft.append({"citing_id": pid, "cited_id": bib[pid][0], "mentions": 2})
+        store.write_partition("papers", day, papers_frame(papers))
+        store.write_partition("bib_entries", day, bib_frame(entries))
+        schema = {"citing_id": pl.String, "cited_id": pl.String, "mentions": pl.Int64}
+        store.write_partition("fulltext_ids", day, pl.DataFrame(ft, schema=schema))
+
+    for d in range(1, 10):
+        day = f"2021-04-{d:02d}"
+        new = [f"2104.{d:02d}{i:03d}" for i in range(12)]
+        for pid in new:
+            title[pid] = " ".join(rng.sample(words, 6))
+            bib[pid] = rng.sample(sorted(title), min(len(title), rng.randint(0, 6)))
+        again = rng.sample(sorted(set(title) - set(new)), min(4, len(title) - len(new)))
+        for pid in again[:1]:  # a new version with another title: entries citing it link again
+            title[pid] = " ".join(rng.sample(words, 6))
+        deliver(day, new + again)
+        update_links(store.home)
+        update_graph(store.home)
+        built = {p.name: p.read_bytes() for p in store.asset_dir("citation_graph").glob("edges-*.parquet")}
+        scratch = Store(tmp_path / f"scratch-{d}")
+        for asset in ("papers", "bib_entries", "fulltext_ids"):
+            shutil.copytree(store.asset_dir(asset), scratch.asset_dir(asset))
+        update_links(scratch.home)
+        assert update_graph(scratch.home)["mode"] == "full"
+        expect = {p.name: p.read_bytes() for p in scratch.asset_dir("citation_graph").glob("edges-*.parquet")}
+        assert built.keys() == expect.keys() and all(built[k] == expect[k] for k in built), day
+    assert len(patched) >= 10
