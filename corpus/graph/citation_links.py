@@ -958,7 +958,8 @@ def _day_stats(
     if entries.height == 0:
         return _EMPTY_STATS
     papers = scan_days(  # the two columns it needs (a day written without fields: null)
-        [store.partition_dir("papers", day) / "part-0.parquet"], {"id": pl.String, "field_of_study": pl.String}
+        [store.partition_dir("papers", day) / "part-0.parquet"],
+        {"id": pl.String, "field_of_study": pl.String},
     ).collect()
     fields = papers.select(
         pl.col("id").alias("citing_id"), pl.col("field_of_study").fill_null("unknown").alias("field")
