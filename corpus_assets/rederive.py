@@ -21,7 +21,6 @@ tick", so a deploy seen by nobody is never caught up.
 
 import datetime as dt
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -239,36 +238,30 @@ def rederive_tags(rederive_id: str, round_no: int) -> dict[str, str]:
 # --------------------------------------------------------------------------- make rederive
 
 
-def _submit_main(args) -> int:
-    """``--submit``: plan one round and submit its backfills (a child process: the project's
-    code never stays in the waiting process). Prints the plan, ``DAYS <n>`` (the most days one
-    backfill covers) and ``BACKFILL <id>`` lines."""
-    from corpus_assets.definitions import defs
-    from corpus_assets.launch import LocalLauncher
+def partition_set_origin(location=None, repository: str = "__repository__"):
+    """Where the ``corpus_daily`` job's partition set is, as a backfill names it (the daemons find
+    the code location by its name): ``location`` (a sensor's code location origin), or this
+    checkout's, built without loading the code."""
+    from dagster._core.remote_origin import (
+        InProcessCodeLocationOrigin,
+        RemotePartitionSetOrigin,
+        RemoteRepositoryOrigin,
+    )
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
-    graph = daily_graph(defs.assets)
-    found = plan_round(Store.from_env(), graph, _days_arg(args))
-    for line in found.lines():
-        print(line)
-    print(f"DAYS {max((len(d) for d in found.groups.values()), default=0)}")
-    if args.dry_run or not found.groups:
-        return 0
-    instance = dg.DagsterInstance.get()
-    launcher = LocalLauncher(instance)
-    try:
-        origin = next(ps for ps in launcher.repo.get_partition_sets() if ps.name == PARTITION_SET)
-        ids = submit_round(
-            instance,
-            origin.get_remote_origin(),
-            found.groups,
-            rederive_tags(args.id, args.round),
-            f"rederive {args.id} round {args.round}",
+    from corpus_assets.launch import LOCATION, MODULE, REPO
+
+    if location is None:
+        location = InProcessCodeLocationOrigin(
+            loadable_target_origin=LoadableTargetOrigin(
+                executable_path=sys.executable, module_name=MODULE, working_directory=str(REPO)
+            ),
+            location_name=LOCATION,
         )
-    finally:
-        launcher.close()
-    for backfill_id in ids:
-        print(f"BACKFILL {backfill_id}")
-    return 0
+    return RemotePartitionSetOrigin(
+        repository_origin=RemoteRepositoryOrigin(code_location_origin=location, repository_name=repository),
+        partition_set_name=PARTITION_SET,
+    )
 
 
 def _days_arg(args) -> list[str] | None:
@@ -277,30 +270,6 @@ def _days_arg(args) -> list[str] | None:
     from corpus_assets.backfill import days_between
 
     return days_between(args.first or "1991-01-01", args.last or dt.date.today().isoformat())
-
-
-@dataclass
-class _Planned:
-    status: int
-    backfills: list[str]
-    days: int
-    plan: str
-
-
-def _plan_in_child(args, round_no: int, rederive_id: str) -> _Planned:
-    from corpus_assets.backfill import REPO
-
-    command = [sys.executable, "-m", "corpus_assets.rederive", "--submit", "--id", rederive_id]
-    command += ["--round", str(round_no)]
-    command += ["--from", args.first] if args.first else []
-    command += ["--to", args.last] if args.last else []
-    command += ["--dry-run"] if args.dry_run else []
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-    lines = done.stdout.splitlines()
-    backfills = [line.split()[1] for line in lines if line.startswith("BACKFILL ")]
-    days = next((int(line.split()[1]) for line in lines if line.startswith("DAYS ")), 0)
-    plan = "\n".join(line for line in lines if not line.startswith(("BACKFILL ", "DAYS ")))
-    return _Planned(done.returncode, backfills, days, plan + (f"\n{done.stderr}" if done.returncode else ""))
 
 
 def _size_runs(instance: dg.DagsterInstance, days: int) -> None:
@@ -317,6 +286,8 @@ def _size_runs(instance: dg.DagsterInstance, days: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    from corpus_assets.backfill import daemon_running, serve_daemons, wait
+
     parser = argparse.ArgumentParser(
         prog="python -m corpus_assets.rederive", description=__doc__.split("\n\n")[0]
     )
@@ -324,35 +295,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--to", dest="last", help="last day to consider")
     parser.add_argument("--dry-run", action="store_true", help="print the first round, run nothing")
     parser.add_argument("--timeout-hours", type=float, default=72.0)
-    parser.add_argument("--submit", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--id", help=argparse.SUPPRESS)
-    parser.add_argument("--round", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
-        _days_arg(args)
+        days = _days_arg(args)
     except ValueError as exc:
         print(f"make rederive: {exc}", file=sys.stderr)
         return 2
-    if args.submit:
-        return _submit_main(args)
+    from corpus_assets.definitions import DAILY  # the lineage (the code this command runs)
 
-    from corpus_assets.backfill import daemon_running, serve_daemons, wait
-
+    store = Store.from_env()
     instance = dg.DagsterInstance.get()
-    served = daemon_running(instance)  # also creates the instance's databases before the child opens them
+    served = daemon_running(instance)
     rederive_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    origin = partition_set_origin()
     started = time.perf_counter()
     with ExitStack() as stack:
         on_stall = None
         for round_no in range(1, MAX_ROUNDS + 1):
-            planned = _plan_in_child(args, round_no, rederive_id)
-            if planned.status:
-                print(f"make rederive: planning round {round_no} failed:\n{planned.plan}", file=sys.stderr)
-                return planned.status
+            planned = plan_round(store, DAILY, days)
+            plan = "\n".join(planned.lines())
             if args.dry_run:
-                print(f"make rederive --dry-run: round 1 would be\n{planned.plan or '  nothing'}")
+                print(f"make rederive --dry-run: round 1 would be\n{plan or '  nothing'}")
                 return 0
-            if not planned.backfills:
+            if not planned.groups:
                 took = time.perf_counter() - started
                 if round_no == 1:
                     print(
@@ -365,16 +330,20 @@ def main(argv: list[str] | None = None) -> int:
                         "cross-day assets follow at the corpus_graph_catch_up sensor's next tick"
                     )
                 return 0
-            print(f"round {round_no}:\n{planned.plan}", flush=True)
+            print(f"round {round_no}:\n{plan}", flush=True)
             if round_no == 1:
                 if served:
                     print("  a Dagster daemon serves this instance: it runs the backfills", flush=True)
                     on_stall = lambda: serve_daemons(stack, instance)  # noqa: E731
                 else:
-                    _size_runs(instance, planned.days)
+                    _size_runs(instance, max(len(d) for d in planned.groups.values()))
                     serve_daemons(stack, instance)
+            title = f"rederive {rederive_id} round {round_no}"
+            backfills = submit_round(
+                instance, origin, planned.groups, rederive_tags(rederive_id, round_no), title
+            )
             failed = []
-            for backfill_id in planned.backfills:
+            for backfill_id in backfills:
                 status, runs = wait(instance, backfill_id, args.timeout_hours * 3600, on_stall)
                 on_stall = None
                 bad = runs.get("FAILURE", 0) + runs.get("CANCELED", 0)

@@ -13,6 +13,7 @@ stage, or the sensor is new or reset, it reads the provenance of every partition
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Mapping
 
@@ -23,16 +24,17 @@ from corpus_assets.freshness import read_mark
 from corpus_assets.jobs import DAILY_ASSETS
 from corpus_assets.rederive import (
     CHECK_NAME,
-    PARTITION_SET,
     DailyGraph,
     code_check_evaluation,
     current_versions,
     expand_days,
+    partition_set_origin,
     plan_round,
     rederive_tags,
     stale_code_days,
     submit_round,
 )
+from resources.store import CorpusStore
 
 PAGE = 1000
 
@@ -96,13 +98,12 @@ def code_version_tick(
     name="corpus_code_versions",
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    required_resource_keys={"corpus"},
     description="Reports each daily asset's built_by_current_code check: the days built by an older "
     "version of its stage, within a tick of a code location reload or of a day being built.",
 )
-def corpus_code_versions(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+def corpus_code_versions(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
     evaluations, cursor = code_version_tick(
-        context.instance, context.resources.corpus.store, current_versions(DAILY_ASSETS), context.cursor
+        context.instance, corpus.store, current_versions(DAILY_ASSETS), context.cursor
     )
     stale = [e.asset_key.to_user_string() for e in evaluations if not e.passed]
     message = (
@@ -122,6 +123,28 @@ def _rederive_busy(instance: dg.DagsterInstance) -> list[str]:
     return [b.backfill_id for b in instance.get_backfills(filters=BulkActionsFilter(statuses=busy))]
 
 
+RETRY_FAILED_S = 3600  # a round that failed is not submitted again sooner (unless the code changed)
+
+
+def _failed(instance: dg.DagsterInstance, backfill_ids: list[str]) -> list[str]:
+    """Those of the previous round's backfills that did not complete, or had a run fail."""
+    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+
+    failed = []
+    for backfill_id in backfill_ids:
+        backfill = instance.get_backfill(backfill_id)
+        runs = instance.get_runs(
+            filters=RunsFilter(
+                tags={"dagster/backfill": backfill_id},
+                statuses=[DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED],
+            ),
+            limit=1,
+        )
+        if backfill is None or backfill.status.value != "COMPLETED_SUCCESS" or runs:
+            failed.append(backfill_id)
+    return failed
+
+
 def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
     """``corpus_rederive``: when turned on, a round of re-deriving per tick once the previous
     round's backfills are done (the same rounds as ``make rederive``)."""
@@ -130,31 +153,38 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
         name="corpus_rederive",
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.STOPPED,
-        required_resource_keys={"corpus"},
         description="Off by default. Turned on, it re-derives what an improvement of the code changes, "
         "as `make rederive` does: the daily partitions built by older code, then, round by round, "
         "those whose inputs' content changed (backfills of corpus_daily tagged corpus/rederive).",
     )
-    def corpus_rederive(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        from dagster._core.remote_origin import RemotePartitionSetOrigin, RemoteRepositoryOrigin
-
+    def corpus_rederive(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
         state = json.loads(context.cursor) if context.cursor else {}
         busy = _rederive_busy(context.instance)
         if busy:
             return dg.SensorResult(
                 skip_reason=f"backfill(s) in progress: {', '.join(busy[:5])}", cursor=context.cursor
             )
-        found = plan_round(context.resources.corpus.store, graph)
+        found = plan_round(corpus.store, graph)
         if not found.groups:
             return dg.SensorResult(
                 skip_reason="nothing to re-derive: every built partition was made by today's code from the "
                 "inputs it has now",
                 cursor=json.dumps({}),
             )
+        failed = _failed(context.instance, state.get("backfills", []))
+        plan = hashlib.sha256(json.dumps(sorted([sorted(a), d] for a, d in found.groups.items())).encode())
+        plan = plan.hexdigest()[:16]  # the round, in a few characters of the cursor
+        now = dt.datetime.now(dt.UTC).timestamp()
+        if failed and state.get("plan") == plan and now - state.get("at", 0) < RETRY_FAILED_S:
+            return dg.SensorResult(
+                skip_reason=f"round {state.get('round')} failed ({', '.join(failed)}): the same round is tried "
+                f"again {RETRY_FAILED_S // 60} minutes after it, or at once when the code changes",
+                cursor=context.cursor,
+            )
         rederive_id = state.get("id") or dt.datetime.now(dt.UTC).strftime("sensor-%Y%m%dT%H%M%SZ")
         round_no = int(state.get("round", 0)) + 1
-        origin = RemotePartitionSetOrigin(
-            RemoteRepositoryOrigin(context.code_location_origin, context.repository_name), PARTITION_SET
+        origin = partition_set_origin(
+            context.code_location_origin, context.repository_name or "__repository__"
         )
         ids = submit_round(
             context.instance,
@@ -165,7 +195,9 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
         )
         return dg.SensorResult(
             skip_reason=f"round {round_no}: backfill(s) {', '.join(ids)}\n" + "\n".join(found.lines()),
-            cursor=json.dumps({"id": rederive_id, "round": round_no}),
+            cursor=json.dumps(
+                {"id": rederive_id, "round": round_no, "backfills": ids, "plan": plan, "at": now}
+            ),
         )
 
     return corpus_rederive

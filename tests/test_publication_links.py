@@ -261,3 +261,17 @@ def test_a_new_paper_with_the_same_publication_makes_an_old_link_ambiguous(tmp_p
         and "ambiguous_publication" not in summary["by_field"]["Physics"]
     )
     assert read_links(store).equals(links_by_definition(tmp_path))
+
+
+def test_link_references_is_also_reachable_from_the_package_without_loading_it_first():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, corpus; heavy = 'polars' in sys.modules\n"
+        "from corpus import link_references\n"
+        "from corpus.graph.publication_links import link_references as owner\n"
+        "print(heavy, link_references is owner)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

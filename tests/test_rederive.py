@@ -5,6 +5,7 @@ days first; a failing day makes the command fail."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -130,6 +131,21 @@ def test_a_build_leaves_nothing_to_rederive(built):
     done = _rederive(built, REPO)
     assert done.returncode == 0, done.stderr
     assert "nothing to re-derive" in done.stdout
+
+
+def test_the_code_versions_sensor_reports_every_daily_assets_check(built):
+    from resources.store import CorpusStore
+    from sensors.rederive import corpus_code_versions
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
+    with dg.DagsterInstance.get() as instance:
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_code_versions"
+        )
+        found = corpus_code_versions(context)
+    assert {e.asset_key.to_user_string() for e in found.asset_events} == set(DAILY)
+    assert json.loads(found.cursor)["through"] > 0  # the first tick: every check reported once
 
 
 def test_the_check_names_the_days_built_by_older_code(built):
@@ -279,3 +295,42 @@ def test_days_written_before_a_new_column_are_read_with_it_null_then_rederived(b
     assert plan.returncode == 0, plan.stderr
     for asset in read_cross_day:
         assert f"  {asset}: an older version -> " in plan.stdout
+
+
+def test_the_rederive_sensor_submits_a_round_then_waits_for_it(built):
+    """corpus_rederive (off by default) from the UI: one round's backfills of corpus_daily per
+    tick, tagged corpus/rederive, and nothing more while they are not done."""
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    from corpus_assets.definitions import DAILY
+    from resources.store import CorpusStore
+    from sensors.rederive import build_rederive_sensor
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    sensor = build_rederive_sensor(DAILY)
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
+    with dg.DagsterInstance.get() as instance:
+        before = {b.backfill_id for b in instance.get_backfills()}
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive"
+        )
+        first = sensor(context)
+        new = [b for b in instance.get_backfills() if b.backfill_id not in before]
+        assert new and all(b.tags["corpus/rederive_round"] == "1" for b in new), first.skip_reason
+        assert {k.to_user_string() for b in new for k in b.asset_selection} >= {"papers", "pes2o"}
+        assert {b.partition_set_origin.partition_set_name for b in new} == {"corpus_daily_partition_set"}
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=first.cursor
+        )
+        second = sensor(context)
+        assert "in progress" in second.skip_reason.skip_message
+        assert len(instance.get_backfills()) == len(before) + len(new)
+        for b in new:  # not run here: put away, as a failed round
+            instance.update_backfill(b.with_status(BulkActionStatus.CANCELED))
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=second.cursor
+        )
+        third = sensor(context)  # the same round again, an hour later at the earliest: no backfill storm
+        assert "round 1 failed" in third.skip_reason.skip_message
+        assert len(instance.get_backfills()) == len(before) + len(new)
