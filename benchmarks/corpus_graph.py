@@ -1,14 +1,23 @@
 """The cross-day job after one new day, against its full run, on a store of D days.
 
     python benchmarks/corpus_graph.py [--days 16 64] [--records-per-day 1000]
+                                      [--keep DIR] [--code CHECKOUT ...] [--repeats 1]
 
 For each D: a generated full-text landing zone of D + 1 days; the first D days backfilled as
 users do (``python -m corpus_assets.backfill``); then the ``corpus_graph`` job (citation links,
 citation graph, peS2o v1/v2, CiteWorth) run three times with ``dagster job execute`` in a fresh
 process each: the full run over D days, a run with nothing new (the floor: Dagster's start-up
 and the change checks), and after day D + 1 is backfilled, the new-day run. CPU seconds and peak
-RSS are the whole process tree's (/proc samples). Target (issue J): a new day's run <= 20 % of
-the full run at 64 days.
+RSS are the whole process tree's (/proc samples). Targets: a new day's run <= 20 % of the full
+run at 64 days (issue J); <= 10 CPU s at 128 days, and no growth from 64 days to 128 or 256
+beyond the noise (issue V).
+
+``--keep DIR`` backfills max(D) + 1 days once into DIR (kept between invocations: on 2 cores
+256 days of 1,000 papers take hours) and builds each D's store from it: the daily partitions of
+days 1..D linked (hard links; a daily partition depends on its own day only), a fresh Dagster
+instance, then day D + 1 linked in for the new-day run. ``--code A B`` runs the cross-day job
+of other checkouts (e.g. a ``git archive`` of the commit before a change) on the same stores,
+interleaved, so that the load of the shared machine weighs on each alike.
 
 Days are arXiv's size by default: 1,000 records (arXiv announces 1,000-1,500 a day; the issue's
 citation_links benchmark is at the same scale, 100k papers over 100 days), 15 % of them
@@ -25,6 +34,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,21 +42,24 @@ import time
 from pathlib import Path
 
 from _common import REPO, TreeSampler, result
-from backfill import backfill, generated
+from backfill import backfill, generated, instance_home
+
+START = dt.date(2024, 1, 1)
 
 
-def graph_job(root: Path, landing: Path) -> dict:
+def graph_job(root: Path, landing: Path, code: Path = REPO) -> dict:
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_")},
+        **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_") and k != "PYTHONPATH"},
         "CORPUS_HOME": str(root / "data"),
         "CORPUS_LANDING": str(landing),
         "DAGSTER_HOME": str(root / "dagster_home"),
+        "PYTHONPATH": str(code),
     }
     cmd = [sys.executable, "-W", "ignore", "-m", "dagster", "job", "execute"]
     cmd += ["-m", "corpus_assets.definitions", "-j", "corpus_graph"]
     started = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     with TreeSampler(proc.pid) as tree:
         out, _ = proc.communicate()
@@ -55,40 +68,97 @@ def graph_job(root: Path, landing: Path) -> dict:
     return {"wall_s": time.perf_counter() - started, "cpu_s": tree.cpu_s, "peak_mb": tree.peak_rss_mb}
 
 
+def kept_store(keep: Path, days: int, per_day: int, landing_days: int) -> Path:
+    """``keep`` with a landing zone of ``landing_days`` generated days (made once) whose first
+    ``days`` are backfilled (the days not yet backfilled there are added)."""
+    landing, made = keep / "landing", keep / f"landing-{landing_days}x{per_day}"
+    if not made.exists():
+        generated(keep, landing_days, per_day, START)
+        made.write_text("ok\n")
+    mark = keep / "backfilled"
+    have = int(mark.read_text()) if mark.exists() else 0
+    if have < days:
+        first, last = START + dt.timedelta(days=have), START + dt.timedelta(days=days - 1)
+        backfill(landing, first.isoformat(), last.isoformat(), keep)
+        mark.write_text(f"{days}\n")
+    return landing
+
+
+def link_days(source: Path, target: Path, days: list[str]) -> None:
+    """Hard-link the daily partitions of ``days`` from data root ``source`` into ``target``."""
+    for asset in sorted(p for p in source.iterdir() if p.is_dir()):
+        if not any(asset.glob("date=*")):
+            continue
+        for day in days:
+            part = asset / f"date={day}"
+            if part.is_dir() and not (target / asset.name / part.name).exists():
+                shutil.copytree(part, target / asset.name / part.name, copy_function=os.link)
+
+
+def measure(days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[Path]) -> dict[Path, dict]:
+    """The three runs (full, nothing new, new day) at ``days`` for each checkout in ``codes``."""
+    names = [(START + dt.timedelta(days=i)).isoformat() for i in range(days + 1)]
+    out: dict[Path, dict] = {}
+    for code in codes:
+        root = tmp / f"d{days}-{len(out)}"
+        if keep is None:
+            landing = generated(root, days + 1, per_day, START)
+            backfill(landing, names[0], names[-2], root)
+        else:
+            landing = keep / "landing"
+            instance_home(root)
+            link_days(keep / "data", root / "data", names[:-1])
+        full = graph_job(root, landing, code)
+        idle = graph_job(root, landing, code)
+        if keep is None:
+            backfill(landing, names[-1], names[-1], root)
+        else:
+            link_days(keep / "data", root / "data", names[-1:])
+        new = graph_job(root, landing, code)
+        out[code] = {"full": full, "idle": idle, "new": new}
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--days", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--records-per-day", type=int, default=1000)
+    parser.add_argument("--keep", type=Path, help="build the daily store once here and reuse it")
+    parser.add_argument("--code", type=Path, nargs="+", default=[REPO], help="checkouts to compare")
+    parser.add_argument("--landing-days", type=int, help="days generated in --keep (default: max D + 1)")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    start = dt.date(2024, 1, 1)
+    codes = [c.resolve() for c in args.code]
+    keep = args.keep.resolve() if args.keep else None
+    if keep is not None:
+        kept_store(keep, max(args.days) + 1, args.records_per_day, args.landing_days or max(args.days) + 1)
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for days in args.days:
-            root = Path(tmp) / f"d{days}"
-            landing = generated(root, days + 1, args.records_per_day, start)
-            last = start + dt.timedelta(days=days - 1)
-            backfill(landing, start.isoformat(), last.isoformat(), root)
-            full = graph_job(root, landing)
-            idle = graph_job(root, landing)
-            new = (last + dt.timedelta(days=1)).isoformat()
-            backfill(landing, new, new, root)
-            inc = graph_job(root, landing)
-            share = inc["cpu_s"] / full["cpu_s"]
-            print(
-                f"{days} days x {args.records_per_day}: full {full['cpu_s']:.1f} CPU s (peak {full['peak_mb']:.0f} MB), "
-                f"nothing new {idle['cpu_s']:.1f} s, one new day {inc['cpu_s']:.1f} s "
-                f"(peak {inc['peak_mb']:.0f} MB) = {100 * share:.1f} % of the full run",
-                flush=True,
-            )
-            figures.update(
-                {
-                    f"d{days}_full_cpu_s": round(full["cpu_s"], 2),
-                    f"d{days}_idle_cpu_s": round(idle["cpu_s"], 2),
-                    f"d{days}_new_day_cpu_s": round(inc["cpu_s"], 2),
-                    f"d{days}_new_day_share": round(share, 4),
-                    f"d{days}_peak_mb": round(max(full["peak_mb"], inc["peak_mb"]), 1),
-                }
-            )
+            for rep in range(args.repeats):
+                runs = measure(days, args.records_per_day, Path(tmp), keep, codes)
+                for i, (code, r) in enumerate(runs.items()):
+                    full, idle, inc = r["full"], r["idle"], r["new"]
+                    share = inc["cpu_s"] / full["cpu_s"]
+                    label = f"[{code.name}] " if len(codes) > 1 else ""
+                    print(
+                        f"{label}{days} days x {args.records_per_day}: full {full['cpu_s']:.1f} CPU s "
+                        f"(peak {full['peak_mb']:.0f} MB), nothing new {idle['cpu_s']:.1f} s, one new day "
+                        f"{inc['cpu_s']:.1f} s (peak {inc['peak_mb']:.0f} MB) = {100 * share:.1f} % of the full run",
+                        flush=True,
+                    )
+                    tag = f"c{i}_" if len(codes) > 1 else ""
+                    rep_tag = f"_r{rep}" if args.repeats > 1 else ""
+                    figures.update(
+                        {
+                            f"{tag}d{days}{rep_tag}_full_cpu_s": round(full["cpu_s"], 2),
+                            f"{tag}d{days}{rep_tag}_idle_cpu_s": round(idle["cpu_s"], 2),
+                            f"{tag}d{days}{rep_tag}_new_day_cpu_s": round(inc["cpu_s"], 2),
+                            f"{tag}d{days}{rep_tag}_new_day_share": round(share, 4),
+                            f"{tag}d{days}{rep_tag}_peak_mb": round(max(full["peak_mb"], inc["peak_mb"]), 1),
+                        }
+                    )
     result(**figures)
 
 

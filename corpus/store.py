@@ -361,13 +361,14 @@ class Store:
         path = self.partition_dir(asset, date) / "part-0.parquet"
         return pl.scan_parquet(path).select(pl.len()).collect().item() if path.exists() else 0
 
-    def read_partition(self, asset: str, date: str) -> pl.DataFrame:
-        """The partition's rows; its fingerprint is remembered as read (None when the partition
-        was replaced while it was being read: what was read is then unknown)."""
+    def read_partition(self, asset: str, date: str, columns: list[str] | None = None) -> pl.DataFrame:
+        """The partition's rows (only ``columns``, when given); its fingerprint is remembered as
+        read (None when the partition was replaced while it was being read: what was read is
+        then unknown)."""
         import polars as pl
 
         before = self.recorded(asset, date)
-        frame = pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
+        frame = pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet", columns=columns)
         after = self.provenance(asset, date)
         self.reads[(asset, date)] = before.fingerprint if before is not None and before == after else None
         return frame

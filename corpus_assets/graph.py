@@ -227,6 +227,8 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> d
                 "wcc_share": round(summary["wcc_share"], 4),
                 "isolated_share": round(summary["isolated_share"], 4),
                 "table_2": table_2(summary, summary["nodes"], summary["edges"]),
+                # the WCC share and the fits are redone when the graph moved 5 % (corpus.graph.citation_graph)
+                "whole_graph_stats_at_edges": summary["whole_graph_at"]["edges"],
             }
         )
         if plot_path.exists():

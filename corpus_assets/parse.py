@@ -70,11 +70,14 @@ def grobid_settings(grobid: GrobidResource) -> dict:
 
 
 @daily_asset(
-    deps=["arxiv_pdfs"],
+    deps=["arxiv_pdfs", "latex_parses"],
     group_name="parse",
     kinds={"parquet", "xml"},
     pool="grobid",
-    description="Grobid TEI for every PDF that passed the filters: cached by PDF sha256, or from the service.",
+    description="Grobid TEI for the PDFs that passed the filters: cached by PDF sha256 (always used), or "
+    "from the service for the PDFs the policy sends (CORPUS_GROBID=fallback, the default: only papers whose "
+    "LaTeX parse is missing, failed or falls short, read from the day's latex_parses; all: every PDF; "
+    "CORPUS_GROBID_SAMPLE: a share of the others, to compare the parses). The rest are skipped, with a reason.",
 )
 def grobid_tei(
     context: dg.AssetExecutionContext,
@@ -83,7 +86,13 @@ def grobid_tei(
     pipes: dg.ResourceParam[dg.PipesClient],
 ) -> dg.MaterializeResult:
     days = partition_dates(context)
-    params = {"home": corpus.home, "landing": corpus.landing, "grobid": grobid_settings(grobid)}
+    policy = grobid.grobid_policy()
+    params = {
+        "home": corpus.home,
+        "landing": corpus.landing,
+        "grobid": grobid_settings(grobid),
+        "grobid_policy": {"mode": policy.mode, "sample": policy.sample},
+    }
     unavailable = None
     for day, summary in zip(days, run_stage(context, pipes, "grobid_tei_day", days, params), strict=True):
         status = summary["status"]
@@ -95,11 +104,15 @@ def grobid_tei(
             day,
             summary["pdfs"],
             {
+                "policy": f"{policy.mode} (sample {policy.sample:g})",
                 "tei_available": status.get("ok", 0) + status.get("cached", 0),
                 "sent_to_grobid": summary["sent"],
+                "needs_grobid": summary["needs_grobid"],
                 "pending": status.get("pending", 0),
+                "skipped": status.get("skipped", 0),
                 "status": count_table(status, "status"),
-                "failure_reasons": count_table(summary["reasons"], "reason"),
+                "reasons": count_table(summary["reasons"], "reason"),
+                "policy_decisions": count_table(summary["wanted"], "why"),
             },
             preview=["id", "status", "source", "reason"],
         )

@@ -43,6 +43,7 @@ class StageParams(BaseModel):
     grobid: dict[str, Any] | None = (
         None  # corpus.parse.grobid.GrobidClient keyword arguments; None = no Grobid
     )
+    grobid_policy: dict[str, Any] | None = None  # corpus.parse.grobid_policy.GrobidPolicy fields
     workers: int = Field(default=1, ge=1, le=1024)  # processes for per-paper work inside a day
 
 
@@ -104,7 +105,7 @@ def _sources(p: StageParams, day: str, log: logging.Logger) -> dict:
 def _tei(p: StageParams, day: str, log: logging.Logger) -> dict:
     from corpus.parse.days import grobid_tei_day
 
-    return grobid_tei_day(p.home, p.landing, day, p.grobid, log=log)
+    return grobid_tei_day(p.home, p.landing, day, p.grobid, log=log, policy=p.grobid_policy)
 
 
 def _latex(p: StageParams, day: str, log: logging.Logger) -> dict:

@@ -4,6 +4,8 @@
 ``concurrency=0`` keeps as many requests in flight as the server has engines
 (``/api/health`` ``pool.maxActive``), or ``fallback_concurrency`` when the server does
 not say. Consolidation is off by default: it makes Grobid call external services.
+``policy`` (``$CORPUS_GROBID``: ``fallback`` or ``all``) and ``sample``
+(``$CORPUS_GROBID_SAMPLE``) say which PDFs are sent at all (corpus.parse.grobid_policy).
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ import dagster as dg
 from pydantic import Field, field_validator
 
 from corpus.parse.grobid import DEFAULT_URL, GrobidClient, GrobidOptions, Logger
+from corpus.parse.grobid_policy import POLICIES, GrobidPolicy
 
 
 def _default_url() -> str:
     return os.environ.get("GROBID_URL") or DEFAULT_URL
+
+
+def _default_policy() -> str:
+    return GrobidPolicy.from_env().mode
+
+
+def _default_sample() -> float:
+    return GrobidPolicy.from_env().sample
 
 
 class GrobidResource(dg.ConfigurableResource):
@@ -34,6 +45,16 @@ class GrobidResource(dg.ConfigurableResource):
     )
     max_retries: int = Field(default=8, ge=0, le=50, description="retries of a 503 (pool full) answer")
     backoff_s: float = Field(default=0.5, ge=0, le=60, description="first backoff; doubles per retry")
+    policy: str = Field(
+        default_factory=_default_policy,
+        description=f"which PDFs are sent ($CORPUS_GROBID): {' | '.join(POLICIES)}",
+    )
+    sample: float = Field(
+        default_factory=_default_sample,
+        ge=0,
+        le=1,
+        description="share of LaTeX-parsed papers sent anyway, to compare the parses ($CORPUS_GROBID_SAMPLE)",
+    )
     consolidate_header: bool = False
     consolidate_citations: bool = False
     include_raw_citations: bool = True
@@ -49,6 +70,16 @@ class GrobidResource(dg.ConfigurableResource):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {value!r}")
         return value
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        if isinstance(value, dg.EnvVar):
+            return value
+        return GrobidPolicy(str(value).strip().lower()).mode
+
+    def grobid_policy(self) -> GrobidPolicy:
+        return GrobidPolicy(self.policy, self.sample)
 
     def options(self) -> GrobidOptions:
         return GrobidOptions(

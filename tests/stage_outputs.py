@@ -40,12 +40,14 @@ def _hash_rows(h, frame) -> None:
 
 def _hash_files(h, root: Path, pattern: str = "*") -> None:
     for path in sorted(p for p in root.rglob(pattern) if p.is_file() and not p.name.startswith(".")):
+        if "_state" in path.relative_to(root).parts:
+            continue  # a stage's working state (named by run), not its output
         if path.suffix == ".parquet":
             import polars as pl
 
             h.update(path.relative_to(root).as_posix().encode())
             _hash_rows(h, pl.read_parquet(path))
-        elif path.name not in ("state.json", "lock") and "_state" not in path.parts:
+        elif path.name not in ("state.json", "lock"):
             h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
 
 
@@ -130,9 +132,9 @@ def build_landing_store(home: Path, landing: Path) -> list[str]:
         )
         arxiv_pdfs_day(home, landing, day, FetchSettings())
         arxiv_sources_day(home, landing, day, FetchSettings())
+        latex_parses_day(home, day)  # before grobid_tei: its policy reads the day's LaTeX parses
         grobid_tei_day(home, landing, day, None)
         pdf_parses_day(home, day)
-        latex_parses_day(home, day)
         papers_day(home, day)
         bib_entries_day(home, day)
         pes2o_day(home, day)

@@ -225,6 +225,12 @@ def test_integer_codes_agree_with_string_reference():
 # ---------------------------------------------------------------------------
 
 
+def _graph_nodes(store) -> pl.Series:
+    days = store.partitions("papers")
+    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
+    return papers.sort("day").unique("id", keep="last").filter(pl.col("kept"))["id"]
+
+
 def _graph_reference(store) -> tuple[pl.DataFrame, dict]:
     """Edges and Table 2 by definition: every input of each paper's latest delivery at once."""
     from corpus.graph.citation_links import read_links
@@ -254,11 +260,20 @@ def _graph_reference(store) -> tuple[pl.DataFrame, dict]:
     return edges.sort("citing_id", "cited_id"), graph_stats(edges, nodes)
 
 
-def test_incremental_graph_equals_the_definition(tmp_path):
+@pytest.mark.parametrize("whole_graph_always", [500_000, 0])
+def test_incremental_graph_equals_the_definition(tmp_path, monkeypatch, whole_graph_always):
     """Papers delivered again (dropped, kept again, new titles), full-text ids of papers that
     come later, an old day changed and one deleted: after every day, links then graph, the
-    edges and statistics equal a computation from scratch, and only affected days are built."""
+    edges and statistics equal a computation from scratch, and only affected days are built.
+    The counts come from the kept degrees; with ``WHOLE_GRAPH_ALWAYS`` 0 the statistics that
+    need every edge are redone only when the graph moved ``WHOLE_GRAPH_REFRESH``, and are the
+    last ones computed in between (``whole_graph_at`` says when)."""
     import random
+
+    from corpus.graph import citation_graph
+
+    monkeypatch.setattr(citation_graph, "WHOLE_GRAPH_ALWAYS", whole_graph_always)
+    monkeypatch.setattr(citation_graph, "WHOLE_GRAPH_REFRESH", 0.3)  # this small graph moves fast
 
     from corpus.graph.citation_graph import read_edges, update_graph
     from corpus.graph.citation_links import update_links
@@ -273,7 +288,7 @@ def test_incremental_graph_equals_the_definition(tmp_path):
     title = {i: " ".join(rng.sample(words, rng.randint(4, 7))) for i in ids}
     store = Store(tmp_path / "data")
     days = [f"2021-03-{d:02d}" for d in (1, 2, 4, 3, 5, 6, 7)]
-    results = []
+    results, refreshed, whole = [], [], {}
     for day in days + ["change", "delete"]:
         if day == "delete":
             import shutil
@@ -303,11 +318,21 @@ def test_incremental_graph_equals_the_definition(tmp_path):
         results.append(summary["mode"])
         edges, stats = _graph_reference(store)
         assert read_edges(store).equals(edges), day
+        at = summary["whole_graph_at"]
+        if (at["nodes"], at["edges"]) == (stats["nodes"], stats["edges"]):
+            whole = stats  # computed on this graph: exact
+            refreshed.append(day)
+        else:  # the last ones computed, on a graph within WHOLE_GRAPH_REFRESH of this one
+            assert whole_graph_always == 0
+            assert abs(at["edges"] - stats["edges"]) <= citation_graph.WHOLE_GRAPH_REFRESH * at["edges"]
         for key, value in stats.items():
             if key != "edges_outside":
-                assert summary[key] == pytest.approx(value, nan_ok=True), (day, key)
+                expect = whole[key] if key in citation_graph.WHOLE_GRAPH_STATS else value
+                assert summary[key] == pytest.approx(expect, nan_ok=True), (day, key)
         assert summary["via"] == dict(edges.group_by("via").len().iter_rows())
+        assert (tmp_path / "plot.svg").read_bytes() == degree_plot_svg(edges, _graph_nodes(store)), day
     assert results == ["full"] + ["incremental"] * 8
+    assert len(refreshed) == 9 if whole_graph_always else 1 < len(refreshed) < 9, refreshed
     assert update_graph(store.home)["mode"] == "unchanged" and update_graph(store.home)["nodes"] > 0
     # an unchanged graph still draws its plot where there is none yet (a store upgraded to SVG)
     fresh = tmp_path / "fresh.svg"
@@ -321,3 +346,116 @@ def test_incremental_graph_equals_the_definition(tmp_path):
     assert summary["mode"] == "incremental" and summary["days_built"] == 1
     assert read_edges(store).equals(_graph_reference(store)[0])
     assert (tmp_path / "plot.svg").read_bytes().startswith(b"<svg ")
+
+
+def test_kept_degrees_drop_the_edges_of_a_node_that_left_before_the_links_caught_up(tmp_path):
+    """A paper delivered again as not kept stops being a node; a day whose links still name it
+    (citation_links not run yet) is not built again, so its rows still count it: the kept degrees
+    notice and count from the rows, and the statistics equal a graph built from scratch."""
+    import shutil
+
+    from corpus.graph.citation_graph import STATE_DIR, update_graph
+    from corpus.graph.citation_links import update_links
+    from corpus.papers.bibliography import bib_frame
+    from corpus.papers.metadata import papers_frame
+    from corpus.papers.normalize import normalize_title
+    from corpus.store import Store
+
+    store = Store(tmp_path / "data")
+    titles = {f"2103.{i:05d}": f"graph neural network paper number {i} about dark matter" for i in range(6)}
+
+    def paper(pid: str, kept: bool = True) -> dict:
+        return {"id": pid, "title": titles[pid], "norm_title": normalize_title(titles[pid]), "kept": kept}
+
+    def cites(pid: str, targets: list[str]) -> list[dict]:
+        return [{"entry_id": f"{pid}#b{k}", "citing_id": pid, "ref_id": f"b{k}", "title": titles[t],
+                 "norm_title": normalize_title(titles[t]), "mentions": 1} for k, t in enumerate(targets)]  # fmt: skip
+
+    ids = list(titles)
+    store.write_partition("papers", "2021-03-01", papers_frame([paper(p) for p in ids[:3]]))
+    store.write_partition(
+        "bib_entries", "2021-03-01", bib_frame(cites(ids[0], ids[1:3]) + cites(ids[1], [ids[2]]))
+    )
+    store.write_partition("papers", "2021-03-02", papers_frame([paper(p) for p in ids[3:]]))
+    store.write_partition(
+        "bib_entries", "2021-03-02", bib_frame(cites(ids[3], ids[:3]) + cites(ids[4], [ids[5]]))
+    )
+    update_links(store.home)
+    assert update_graph(store.home)["edges"] == 7  # 0->1 0->2 1->2 3->0 3->1 3->2 4->5
+    # ids[2] delivered again, not kept; the links are not brought up to date first
+    store.write_partition("papers", "2021-03-03", papers_frame([paper(ids[2], kept=False)]))
+    store.write_partition("bib_entries", "2021-03-03", bib_frame([]))
+    summary = update_graph(store.home)
+    # the new day and the one ids[2] left; not 2021-03-02, whose links still name it (3->2)
+    assert summary["mode"] == "incremental" and summary["days_built"] == 2
+    shutil.rmtree(store.asset_dir("citation_graph") / STATE_DIR)
+    scratch = update_graph(store.home)
+    assert scratch["mode"] == "full"
+    for key in ("nodes", "edges", "mean_degree", "isolated_share", "wcc_share", "via"):
+        assert summary[key] == scratch[key], key
+    assert summary["edges"] == 4  # 0->1 3->0 3->1 4->5: the three into ids[2] left with it
+
+
+def test_patched_days_give_the_bytes_of_a_build(tmp_path, monkeypatch):
+    """A day whose own inputs did not change is patched (the rows of the papers that left it, or
+    whose links or full-text targets changed, built again alone): after every new day the edge
+    files are byte for byte those of a graph built from scratch, and most old days were patched."""
+    import random
+    import shutil
+
+    from corpus.graph import citation_graph
+    from corpus.graph.citation_graph import update_graph
+    from corpus.graph.citation_links import update_links
+    from corpus.papers.bibliography import bib_frame
+    from corpus.papers.metadata import papers_frame
+    from corpus.papers.normalize import normalize_title
+    from corpus.store import Store
+
+    patched = []
+    real = citation_graph._patched_rows
+    monkeypatch.setattr(
+        citation_graph, "_patched_rows", lambda *a, **k: patched.append(a[1]) or real(*a, **k)
+    )
+    rng = random.Random(11)
+    words = "graph neural network quantum field theory dark matter galaxy survey protein folding lens".split()
+    title: dict[str, str] = {}
+    bib: dict[str, list[str]] = {}
+    store = Store(tmp_path / "data")
+
+    def deliver(day: str, pids: list[str]) -> None:
+        papers, entries, ft = [], [], []
+        for pid in pids:
+            papers.append({"id": pid, "title": title[pid], "norm_title": normalize_title(title[pid]),
+                           "kept": rng.random() > 0.1, "drop_reason": None})  # fmt: skip
+            for k, target in enumerate(bib[pid]):
+                entries.append({"entry_id": f"{pid}#b{k}", "citing_id": pid, "ref_id": f"b{k}",
+                                "title": title[target], "norm_title": normalize_title(title[target]),
+                                "mentions": 1 + k % 3})  # fmt: skip
+            if bib[pid]:
+                ft.append({"citing_id": pid, "cited_id": bib[pid][0], "mentions": 2})
+        store.write_partition("papers", day, papers_frame(papers))
+        store.write_partition("bib_entries", day, bib_frame(entries))
+        schema = {"citing_id": pl.String, "cited_id": pl.String, "mentions": pl.Int64}
+        store.write_partition("fulltext_ids", day, pl.DataFrame(ft, schema=schema))
+
+    for d in range(1, 10):
+        day = f"2021-04-{d:02d}"
+        new = [f"2104.{d:02d}{i:03d}" for i in range(12)]
+        for pid in new:
+            title[pid] = " ".join(rng.sample(words, 6))
+            bib[pid] = rng.sample(sorted(title), min(len(title), rng.randint(0, 6)))
+        again = rng.sample(sorted(set(title) - set(new)), min(4, len(title) - len(new)))
+        for pid in again[:1]:  # a new version with another title: entries citing it link again
+            title[pid] = " ".join(rng.sample(words, 6))
+        deliver(day, new + again)
+        update_links(store.home)
+        update_graph(store.home)
+        built = {p.name: p.read_bytes() for p in store.asset_dir("citation_graph").glob("edges-*.parquet")}
+        scratch = Store(tmp_path / f"scratch-{d}")
+        for asset in ("papers", "bib_entries", "fulltext_ids"):
+            shutil.copytree(store.asset_dir(asset), scratch.asset_dir(asset))
+        update_links(scratch.home)
+        assert update_graph(scratch.home)["mode"] == "full"
+        expect = {p.name: p.read_bytes() for p in scratch.asset_dir("citation_graph").glob("edges-*.parquet")}
+        assert built.keys() == expect.keys() and all(built[k] == expect[k] for k in built), day
+    assert len(patched) >= 10

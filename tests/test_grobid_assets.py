@@ -10,9 +10,9 @@ import polars as pl
 from grobid_server import FakeGrobid, dead_url, recorded_pairs
 
 from corpus_assets.deployment import build_pipes_resource
-from corpus_assets.files import arxiv_pdfs
+from corpus_assets.files import arxiv_pdfs, arxiv_sources
 from corpus_assets.ingest import arxiv_metadata
-from corpus_assets.parse import grobid_tei, pdf_parses
+from corpus_assets.parse import grobid_tei, latex_parses, pdf_parses
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
@@ -31,7 +31,7 @@ def _landing_without_tei(tmp_path: Path, shared_landing: Path) -> Path:
 
 def _run(store: CorpusStore, grobid_url: str, instance) -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        [arxiv_metadata, arxiv_pdfs, grobid_tei, pdf_parses],
+        [arxiv_metadata, arxiv_pdfs, arxiv_sources, latex_parses, grobid_tei, pdf_parses],
         partition_key=DAY,
         resources={
             "corpus": store,
@@ -79,3 +79,41 @@ def test_dead_grobid_does_not_fail_the_run(tmp_path, shared_landing):
     assert (tei["status"], tei["reason"]) == ("pending", "grobid_unavailable")
     parse = _rows(store, "pdf_parses").row(0, named=True)
     assert (parse["status"], parse["reason"]) == ("skipped", "grobid_unavailable")
+
+
+def test_fallback_skips_a_pdf_whose_latex_parse_serves_and_says_so(tmp_path, shared_data, shared_landing):
+    """The default policy: the paper's e-print (a real one, given to this paper) parses, so its PDF
+    is not sent; the metadata counts it, pdf_parses skips it, papers takes the LaTeX parse."""
+    from corpus_assets.papers import papers
+
+    landing = _landing_without_tei(tmp_path, shared_landing)
+    (landing / "src").mkdir()
+    shutil.copy(shared_landing / "src" / "2004.14974.tar.gz", landing / "src" / f"{PAPER}.tar.gz")
+    store = CorpusStore(home=str(tmp_path / "data"), landing=str(landing))
+    with FakeGrobid.from_pairs(recorded_pairs(shared_data, shared_landing), slots=2) as server:
+        with dg.instance_for_test() as instance:
+            result = dg.materialize(
+                [arxiv_metadata, arxiv_pdfs, arxiv_sources, latex_parses, grobid_tei, pdf_parses, papers],
+                partition_key=DAY,
+                resources={
+                    "corpus": store,
+                    "arxiv": ArxivResource(source="landing"),
+                    "grobid": GrobidResource(base_url=server.url, policy="fallback", sample=0.0),
+                    "pipes": build_pipes_resource(),
+                },
+                instance=instance,
+                run_config=QUIET,
+            )
+        assert result.success and server.stats.fulltext == 0
+    meta = result.asset_materializations_for_node("grobid_tei")[0].metadata
+    assert (meta["skipped"].value, meta["pending"].value, meta["needs_grobid"].value) == (1, 0, 0)
+    assert meta["policy"].value == "fallback (sample 0)"
+    tei = _rows(store, "grobid_tei").row(0, named=True)
+    assert (tei["status"], tei["reason"]) == ("skipped", "latex_parsed")
+    assert _rows(store, "pdf_parses").row(0, named=True)["status"] == "skipped"
+    paper = _rows(store, "papers").row(0, named=True)
+    assert (paper["parse_source"], paper["parse_reason"], paper["has_grobid"]) == (
+        "latex",
+        "only_latex",
+        False,
+    )

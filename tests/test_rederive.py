@@ -189,9 +189,12 @@ def test_a_fix_of_one_paper_rederives_its_stage_and_that_days_downstream_only(bu
     assert _counts(built) == before  # a dry run runs nothing
     done = _rederive(built, code)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "done, 3 round(s)" in done.stdout  # latex_parses; papers & co.; pes2o (reads papers)
+    # latex_parses; grobid_tei (its Grobid policy reads the LaTeX parse: the same rows); papers &
+    # co. (they read pdf_parses, below grobid_tei); pes2o (reads papers)
+    assert "done, 4 round(s)" in done.stdout, done.stdout[-3000:]
     added = _counts(built) - before
     changed_day = {
+        "grobid_tei",
         "papers",
         "fulltext_ids",
         "bib_entries",
@@ -224,6 +227,7 @@ def test_a_bump_that_changes_no_row_stops_at_its_stage(built):
     assert {a for a, _ in added} == {
         "latex_parses",
         "pdf_parses",
+        "grobid_tei",  # its Grobid policy reads latex_parses (the same rows: pdf_parses not for its sake)
         *("papers", "fulltext_ids", "bib_entries", "pes2o", "citeworth_paragraphs", "citeworth_candidates"),
     }
     assert {(a, d) for a, d in added if a == "pdf_parses"} == {("pdf_parses", d) for d in DAYS}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import random
 import shutil
 import stat
@@ -178,6 +179,16 @@ def _cw_full(home: Path, scratch: Path, **kw) -> dict[str, bytes]:
     return _cw_tree(scratch)
 
 
+def _assert_split_digests(root: Path) -> None:
+    """The manifest's digest of each split file, kept from the lines' digests, is the file's."""
+    from corpus.release.citeworth_release import split_digest
+
+    files = json.loads((root / "manifest.json").read_text())["files"]
+    assert len(files) == 3
+    for f in files:
+        assert f["digest"] == split_digest(root / f["path"]), f["path"]
+
+
 @pytest.mark.parametrize("per_field", [None, 12])
 def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     """Default (median) cap, which moves every day, and a fixed cap; re-delivered papers with
@@ -206,6 +217,7 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
         modes.append(summary["mode"])
         written.append(summary["files_written"])
         assert _cw_tree(home) == _cw_full(home, scratch, per_field=per_field)
+        _assert_split_digests(cw.release_dir(home))
     assert modes[0] == "full" and set(modes[1:]) == {"incremental"}
     assert citeworth_release.build_release(home, per_field=per_field)["mode"] == "unchanged"
     shutil.rmtree(Store(home).partition_dir(cw.PARAGRAPHS, order[3]))

@@ -180,6 +180,12 @@ def links_by_definition(home: str | Path) -> pl.DataFrame:
     return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
 
 
+def _entry_ids(store: Store, day: str) -> pl.DataFrame:
+    """``entry_id, citing_id`` of one day's ``bib_entries`` (only those columns are read)."""
+    path = store.partition_dir("bib_entries", day) / "part-0.parquet"
+    return scan_days([path], {"entry_id": pl.String, "citing_id": pl.String}).collect()
+
+
 def read_entries(store: Store, day: str) -> pl.DataFrame:
     """ENTRY_COLUMNS of one day's ``bib_entries``; columns a day written before them lacks (the
     publication columns) read as null."""
@@ -627,7 +633,7 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     for day in sorted(stats_days):
         if not store.has_partition("bib_entries", day) or day not in fps:
             continue
-        ids = read_entries(store, day).select("entry_id", "citing_id").with_columns(pl.lit(day).alias("_day"))
+        ids = _entry_ids(store, day).with_columns(pl.lit(day).alias("_day"))
         ids = ids.join(mine_all, on=["citing_id", "_day"], how="semi")
         fresh.append(_day_stats(store, day, ids, edits.final.get(day, edits.current(day)), ambiguous))
     stats = sh.table("stats", _STATS_SCHEMA).filter(
@@ -702,7 +708,9 @@ class _DayEdits:
         self.added.setdefault(day, []).append(links)
 
     def apply(self, sh: _Shard, via: dict[str, int]) -> int:
+        """Rewrite each day file whose links change; return how many were written."""
         days = sorted(set(self.citing) | set(self.entries) | set(self.added))
+        written = 0
         for day in days:
             old = self.current(day)
             new = old
@@ -711,11 +719,14 @@ class _DayEdits:
             added = pl.concat(self.added[day]).cast(LINK_SCHEMA) if day in self.added else _EMPTY_LINKS
             drop = [added["entry_id"], *self.entries.get(day, [])]
             new = pl.concat([new.filter(~pl.col("entry_id").is_in(pl.concat(drop).implode())), added])
+            self.final[day] = new
+            if new.height == old.height and new.sort("entry_id").equals(old.sort("entry_id")):
+                continue  # the same links (e.g. entries linked again to the same paper): kept
             _count_via(old, via, -1)
             _count_via(new, via, 1)
             sh.write_day(day, new)
-            self.final[day] = new
-        return len(days)
+            written += 1
+        return written
 
 
 def _gather(index: Side, hits: list[tuple], cited: pl.Series | None, via: str) -> pl.DataFrame:
@@ -946,11 +957,12 @@ def _day_stats(
     ``entries``, links per ``via``, and ``ambiguous_publication`` entries (_STATS_SCHEMA)."""
     if entries.height == 0:
         return _EMPTY_STATS
-    papers = store.read_partition("papers", day)
-    field_col = "field_of_study" if "field_of_study" in papers.columns else None
+    papers = scan_days(  # the two columns it needs (a day written without fields: null)
+        [store.partition_dir("papers", day) / "part-0.parquet"],
+        {"id": pl.String, "field_of_study": pl.String},
+    ).collect()
     fields = papers.select(
-        pl.col("id").alias("citing_id"),
-        (pl.col(field_col) if field_col else pl.lit(None, pl.String)).fill_null("unknown").alias("field"),
+        pl.col("id").alias("citing_id"), pl.col("field_of_study").fill_null("unknown").alias("field")
     ).unique("citing_id")
     parts = [
         entries.select("citing_id", pl.lit("entries").alias("measure")),

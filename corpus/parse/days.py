@@ -120,21 +120,27 @@ def latex_parses_day(home: str | Path, day: str, workers: int = 1) -> dict:
 TEI_SCHEMA = {
     "id": pl.Utf8,
     "pdf_sha256": pl.Utf8,
-    "status": pl.Utf8,  # ok (fresh from Grobid) | cached | failed | pending (Grobid unavailable)
+    "status": pl.Utf8,  # ok (fresh from Grobid) | cached | failed | pending (Grobid unavailable) | skipped
     "source": pl.Utf8,  # grobid | cache | landing
     "tei_bytes": pl.Int64,  # the TEI itself: blobs/tei/<pdf_sha256[:2]>/<pdf_sha256>
     "grobid_version": pl.Utf8,
     "http_status": pl.Int64,
-    "reason": pl.Utf8,
+    "reason": pl.Utf8,  # why it failed, is pending, or (skipped) why it is not sent
     "detail": pl.Utf8,
     "attempts": pl.Int64,
     "seconds": pl.Float64,
 }
+LATEX_SIGNALS = ["id", "status", "body_chars", "n_bib_entries"]  # what the Grobid policy reads
 
 
-def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict | None, log=None) -> dict:
-    """TEI for every PDF of one day that passed the filters: from the cache (TEI keyed by
-    the PDF's sha256, seeded from ``landing/tei``) or from Grobid.
+def grobid_tei_day(
+    home: str | Path, landing: str | Path, day: str, grobid: dict | None, log=None, policy: dict | None = None
+) -> dict:
+    """TEI for the PDFs of one day that passed the filters: from the cache (TEI keyed by the
+    PDF's sha256, seeded from ``landing/tei``), whatever the policy, or from Grobid for the
+    PDFs the policy sends (:mod:`corpus.parse.grobid_policy`; ``policy``: its fields, default
+    ``fallback``: the day's ``latex_parses`` say which papers' LaTeX parse serves, and their
+    PDFs are ``skipped``).
 
     ``grobid``: keyword arguments of :class:`corpus.parse.grobid.GrobidClient` (``options``
     as a dict), or ``None`` for no Grobid. When Grobid does not answer, the cached
@@ -143,19 +149,34 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
     from corpus.ingest import arxiv_ids
     from corpus.ingest.landing_files import LandingReader
     from corpus.parse.grobid import GrobidClient, GrobidOptions, PdfItem, TeiCache, TeiRunSummary, collect_tei
+    from corpus.parse.grobid_policy import SKIP_REASON, GrobidPolicy, send_reason
 
+    rules = GrobidPolicy(**(policy or {}))
     store, blobs = Store(Path(home)), BlobStore(Path(home) / "blobs")
     pdfs = upstream(store, "arxiv_pdfs", day).filter(pl.col("passed"))
+    latex: dict[str, dict] = {}
+    if rules.reads_latex:  # read through the store: a re-derived LaTeX parse makes this day stale
+        if not store.has_partition("latex_parses", day):
+            raise FileNotFoundError(
+                f"latex_parses has no partition {day} under {store.home}: CORPUS_GROBID=fallback "
+                "sends a PDF to Grobid only where the LaTeX parse cannot serve; materialise it first"
+            )
+        rows = store.read_partition("latex_parses", day, columns=LATEX_SIGNALS)
+        latex = {r["id"]: r for r in rows.iter_rows(named=True)}
     tei_dir = Path(landing) / "tei"
-    items = [
-        PdfItem(
-            key=r["id"],
-            pdf=blobs.path("pdf", r["sha256"]),
-            sha256=r["sha256"],
-            tei_hint=tei_dir / f"{arxiv_ids.to_file_name(r['id'])}.tei.xml",
+    items, wanted = [], Counter()
+    for r in pdfs.select("id", "sha256", "pages").iter_rows(named=True):
+        why = send_reason(rules, r["id"], latex.get(r["id"]), r["pages"])
+        wanted[why or SKIP_REASON] += 1
+        items.append(
+            PdfItem(
+                key=r["id"],
+                pdf=blobs.path("pdf", r["sha256"]),
+                sha256=r["sha256"],
+                tei_hint=tei_dir / f"{arxiv_ids.to_file_name(r['id'])}.tei.xml",
+                skip=None if why else SKIP_REASON,
+            )
         )
-        for r in pdfs.select("id", "sha256").iter_rows(named=True)
-    ]
     summary = TeiRunSummary()
     client = None
     if grobid is not None:
@@ -168,7 +189,8 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
     finally:
         if client is not None:
             client.close()
-    status = Counter(r["status"] for r in rows)  # this run: ok (Grobid now) | cached | failed | pending
+    # this run: ok (Grobid now) | cached | failed | pending | skipped
+    status = Counter(r["status"] for r in rows)
     previous = previous_rows(store, "grobid_tei", day)
     for i, row in enumerate(rows):
         row["id"] = row.pop("key")
@@ -183,6 +205,9 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
             and before["status"] in ("ok", "cached")
         ):
             rows[i] = before
+    # in the day's PDF order, not the order Grobid answered in: the same rows, the same bytes
+    order = {item.key: i for i, item in enumerate(items)}
+    rows.sort(key=lambda r: order[r["id"]])
     store.write_partition("grobid_tei", day, frame(rows, TEI_SCHEMA))
     return {
         "day": day,
@@ -191,6 +216,9 @@ def grobid_tei_day(home: str | Path, landing: str | Path, day: str, grobid: dict
         "reasons": dict(summary.reasons),
         "sent": summary.sent,
         "unavailable": summary.unavailable,
+        "policy": {"mode": rules.mode, "sample": rules.sample},
+        "wanted": dict(wanted),  # why each PDF goes to Grobid (latex_parsed: it does not)
+        "needs_grobid": status.get("ok", 0) + status.get("failed", 0) + status.get("pending", 0),
     }
 
 

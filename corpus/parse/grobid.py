@@ -63,7 +63,7 @@ TEI_COORDINATES = (
 )
 
 # The version of grobid_tei (corpus.versions): bump it whenever their rows change.
-GROBID_STAGE_VERSION = "corpus.parse.grobid/1"
+GROBID_STAGE_VERSION = "corpus.parse.grobid/2"  # 2: CORPUS_GROBID policy (skipped rows)
 
 # Answers worth sending again: the pool is full (503) or a proxy in front of
 # replicas lost its upstream. 500 is Grobid failing on this PDF: not retried.
@@ -500,12 +500,15 @@ def _validated(result: GrobidResult) -> GrobidResult:
 
 @dataclass(frozen=True, slots=True)
 class PdfItem:
-    """A PDF to turn into TEI. ``tei_hint``: an existing TEI for it (``landing/tei/<id>.tei.xml``)."""
+    """A PDF to turn into TEI. ``tei_hint``: an existing TEI for it (``landing/tei/<id>.tei.xml``).
+    ``skip``: why it is not sent to Grobid (corpus.parse.grobid_policy); a TEI that costs no
+    Grobid time (cached, or the hint) is still used."""
 
     key: str
     pdf: Path | bytes
     sha256: str | None = None
     tei_hint: Path | None = None
+    skip: str | None = None
 
 
 @dataclass(slots=True)
@@ -514,12 +517,13 @@ class TeiRow:
 
     status: ``ok`` (fresh from Grobid), ``cached`` (TEI already in the cache or the
     landing zone), ``failed`` (reason and HTTP status say why; sent again next run),
-    ``pending`` (not sent: Grobid unavailable).
+    ``pending`` (to be sent, but Grobid is unavailable), ``skipped`` (not to be sent: the
+    reason is the policy's, corpus.parse.grobid_policy).
     """
 
     key: str
     pdf_sha256: str | None
-    status: Literal["ok", "cached", "failed", "pending"]
+    status: Literal["ok", "cached", "failed", "pending", "skipped"]
     source: str | None = None  # grobid | cache | landing
     tei_path: str | None = None
     tei_bytes: int | None = None
@@ -598,8 +602,9 @@ def collect_tei(
 
     A TEI in the cache or given as ``tei_hint`` (read under the landing-zone rules of
     ``landing`` -- by default the hint's grandparent, ``landing/tei/<id>.tei.xml`` --
-    checked with :func:`check_tei`, then copied into the cache) is never sent, and a
-    PDF listed twice is sent once. A hint that is refused or rejected is said on the
+    checked with :func:`check_tei`, then copied into the cache) is never sent, an item
+    with a ``skip`` reason and no such TEI is a ``skipped`` row, and a PDF listed twice is
+    sent once. A hint that is refused or rejected is said on the
     row (reason ``tei_rejected`` while Grobid cannot parse the PDF instead; the detail
     always says why) and the PDF goes to Grobid. With no client, or a Grobid that is
     down or goes down midway, the unsent PDFs come back ``pending``: the caller
@@ -639,6 +644,9 @@ def collect_tei(
                     yield emit(_row_for_cached(item, sha, cache.put(sha, hint), "landing"))
                     continue
                 rejected[item.key] = f"landing TEI {item.tei_hint.name} rejected: {problem}"[:400]
+        if item.skip is not None:
+            yield emit(TeiRow(item.key, sha, "skipped", reason=item.skip, detail=rejected.get(item.key, "")))
+            continue
         to_send.setdefault(sha, []).append(item)
 
     def note(item: PdfItem, detail: str) -> str:

@@ -25,7 +25,9 @@ its pool, the pool is refilled to the margin again (reading the days those parag
 paid once per margin's worth of growth). A split file whose paragraphs changed is rewritten by
 copying the unchanged runs of lines from the current file in the kernel (``copy_file_range``)
 and writing only the new lines, so the bytes are those of a build from scratch; a split file
-whose paragraphs did not change is linked. Table 2 is aggregated from the stored numbers.
+whose paragraphs did not change is linked. Table 2 is aggregated from the stored numbers. The
+manifest's digest of a split file (:func:`split_digest`) is the SHA-256 of its lines' BLAKE2b-128
+digests in file order, kept per line in the state: a new day hashes its new lines, not the files.
 """
 
 from __future__ import annotations
@@ -50,7 +52,6 @@ from corpus.release import citeworth_splits as cws
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.release.state import (
     day_fingerprints,
-    file_sha256,
     input_code_versions,
     link_or_copy,
     load_state,
@@ -62,11 +63,11 @@ from corpus.store import Store, scan_days, swap_dir
 from corpus.versions import FIRST_RECORDED
 
 # The version of citeworth_splits (corpus.versions): bump it whenever their rows change.
-CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/1"
+CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/2"  # 2: split digests from line digests
 
-__all__ = ["POOL_MARGIN", "build_release", "citeworth_card"]
+__all__ = ["POOL_MARGIN", "build_release", "citeworth_card", "split_digest"]
 
-FORMAT = 2  # of the manifest and state: another format is rebuilt in full (2: per-line markers)
+FORMAT = 3  # of the manifest and state: another format is rebuilt in full (3: line digests, 2: markers)
 STATE = "citeworth_release"
 POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
 _POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
@@ -201,6 +202,21 @@ def _thresholds(
         else:
             out[f] = int(mine["h"][min(mine.height, math.ceil(cap * (1 + POOL_MARGIN)) + 16) - 1])
     return out
+
+
+def _line_digest(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=16).digest()
+
+
+def split_digest(path: str | Path) -> str:
+    """The manifest's ``digest`` of a split file: SHA-256 over the BLAKE2b-128 digest of each
+    line (newline included), in file order. Kept from the lines' digests, it costs a new day
+    its new lines, where a SHA-256 of the file would read every released byte again."""
+    out = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for line in fh:
+            out.update(_line_digest(line))
+    return out.hexdigest()
 
 
 def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
@@ -368,10 +384,11 @@ class _Stale(RuntimeError):
     """The state does not describe the release on disk: build from scratch."""
 
 
-_LINE_COLUMNS = ["length", "tokens", "cite", "lengths", "markers"]
+_LINE_COLUMNS = ["length", "digest", "tokens", "cite", "lengths", "markers"]
 CHOSEN_SCHEMA: dict[str, Any] = {
     **KEY_SCHEMA,
     "length": pl.Int64,  # bytes of its line in <split>.jsonl
+    "digest": pl.Binary,  # BLAKE2b-128 of its line (split_digest)
     "tokens": pl.Int64,
     "cite": pl.Int64,
     "lengths": pl.List(pl.Int64),
@@ -454,7 +471,9 @@ def _run(
         raise RuntimeError("a chosen paragraph has no line (a bug)")
     table = pl.concat([
         stay.with_columns(pl.lit(None, pl.Binary).alias("line")).select(*CHOSEN_SCHEMA, "line"),
-        new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length")).select(*CHOSEN_SCHEMA, "line"),
+        new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length"),
+                               pl.Series("digest", [_line_digest(x) for x in new_lines["line"]], pl.Binary))
+        .select(*CHOSEN_SCHEMA, "line"),
     ]).sort(_KEYS)  # fmt: skip
     spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
     summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
@@ -562,8 +581,9 @@ def _commit(
                 files.append(old_files[name])
                 continue
             _write_split(staging / name, mine, out / name if incremental else None)
+            digest = hashlib.sha256(b"".join(mine["digest"].to_list())).hexdigest()  # = split_digest
             files.append({"path": name, "paragraphs": mine.height, "bytes": (staging / name).stat().st_size,
-                          "sha256": file_sha256(staging / name)})  # fmt: skip
+                          "digest": digest})  # fmt: skip
             written += 1
         summary = _summary(settings, table, available, cap)
         manifest = {
