@@ -30,7 +30,7 @@ import pytest
 from corpus.parallel import WORKER_DIED, map_papers
 from corpus.parse import days as parse_days
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(os.environ.get("CORPUS_SHARED", Path(__file__).resolve().parents[2] / "shared")).resolve()
 SOURCES = [
     "latex_sources/engrafo/1708.00137",
     "latex_sources/paper_repos/DropImpact_PRL_arXiv",
