@@ -21,6 +21,7 @@ from corpus_assets.jobs import (
     automation_sensor,
     daily_condition,
 )
+from corpus_assets.run_monitoring import pool_slots
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
@@ -109,6 +110,7 @@ defs = dg.Definitions(
         arxiv_endpoint_sensor,
         automation_sensor,
         build_catch_up_sensor(READS),
+        pool_slots,
         *deployment_sensors(),
     ],
     resources=build_resources(),
