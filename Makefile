@@ -19,7 +19,7 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_D
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill test-containers
+.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill rederive test-containers
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -97,6 +97,13 @@ ui: venv-base dagster-home
 backfill: venv-base dagster-home
 	@if [ -z "$(FROM)" ] || [ -z "$(TO)" ]; then echo "usage: make backfill FROM=YYYY-MM-DD TO=YYYY-MM-DD"; exit 2; fi
 	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/python -W ignore -m corpus_assets.backfill --from $(FROM) --to $(TO)
+
+# What a code change alters, re-derived (corpus_assets/rederive.py): the (asset, day) pairs built by
+# an older stage version, then, round by round, the days whose inputs' content changed; waits; exits
+# non-zero if a day failed. FROM/TO limit the days; DRY=1 prints the first round and runs nothing.
+rederive: venv-base dagster-home
+	CORPUS_LANDING="$(DEMO_LANDING)" $(BIN)/python -W ignore -m corpus_assets.rederive \
+	  $(if $(FROM),--from $(FROM)) $(if $(TO),--to $(TO)) $(if $(DRY),--dry-run)
 
 bench: venv
 	@for b in benchmarks/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -18,6 +18,9 @@ the degree plot, the tables). Then CPU seconds per tick of:
   each one's fingerprints compared; nothing is asked). Medians over ``--ticks``;
 * ``daily_auto``: ``dg.evaluate_automation_conditions`` over the daily assets' conditions (the
   ``corpus_automation`` sensor), steady;
+* ``code_*``: the code-versions sensor (``corpus_code_versions``, sensors/rederive.py) over a
+  store holding a tiny partition of every daily asset of every day: ``steady``, on the tick after
+  a new day, and ``fresh`` (no cursor: every partition's provenance read once);
 * ``before_auto``: the same evaluation with the cross-day assets' conditions before issue 28
   (``cron_tick_passed`` and ``any_deps_updated().since_last_handled()`` over every daily
   partition), steady: what one tick cost then.
@@ -63,10 +66,24 @@ def _build(instance, days: list[str], fp: str = "a") -> None:
             instance.report_runless_asset_event(dg.AssetMaterialization(asset, partition=day, metadata=meta))
 
 
+def _store(days: list[str]) -> None:
+    """What those days leave in the store for the code-versions sensor: a (tiny) partition of
+    every daily asset, with its provenance."""
+    import polars as pl
+
+    from corpus.store import Store
+
+    store, frame = Store.from_env(), pl.DataFrame({"id": ["x"]})
+    for day in days:
+        for asset in OTHERS + INPUTS:
+            store.write_partition(asset, day, frame)
+
+
 def _cross_day(instance) -> None:
     import dagster as dg
 
-    from corpus_assets.freshness import CUTOFF, read_mark, read_through_metadata
+    from corpus.versions import code_version
+    from corpus_assets.freshness import CODE_VERSION_TAG, CUTOFF, read_mark, read_through_metadata
 
     for asset in ("citation_links", "citation_graph", "pes2o_v1", "pes2o_v2", "citeworth_splits"):
         meta = {**read_through_metadata(read_mark(instance)), "mode": "incremental", "days": 1000}
@@ -74,7 +91,8 @@ def _cross_day(instance) -> None:
             meta["plot"] = dg.MetadataValue.md("x" * BLOB[asset])
         if asset.startswith("pes2o"):
             meta[CUTOFF] = "2023-01-03"
-        instance.report_runless_asset_event(dg.AssetMaterialization(asset, metadata=meta))
+        tags = {CODE_VERSION_TAG: code_version(asset)}  # as a run of today's code records it
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset, metadata=meta, tags=tags))
 
 
 def _cpu(fn, *args):
@@ -92,6 +110,7 @@ def measure(n_days: int, ticks: int, root: str, queue) -> None:
     import dagster as dg
 
     import sensors.cross_day as cross_day
+    from corpus.versions import code_version
     from corpus_assets.definitions import defs
     from corpus_assets.jobs import DAILY_ASSETS
 
@@ -140,6 +159,37 @@ def measure(n_days: int, ticks: int, root: str, queue) -> None:
     _build(instance, days[:100])  # 100 old days again, same content
     out["catch_up_same_100"], res = _cpu(tick, None)
     out["same_100_requested"] = len(res.run_requests)
+
+    # The code-versions sensor (sensors/rederive.py): steady, fresh (a full read of every
+    # partition's provenance) and on the tick after a new day.
+    from resources.store import CorpusStore
+    from sensors.rederive import code_version_tick
+
+    _store(days)
+    store = CorpusStore.from_env().store
+    versions = {a: code_version(a) for a in OTHERS + INPUTS}
+
+    def code_tick(cursor):
+        found, cursor = code_version_tick(instance, store, versions, cursor)
+        for e in found:
+            instance.report_runless_asset_event(e)
+        return cursor
+
+    code_cursor = code_tick(None)
+    out["code_fresh"] = statistics.median(_cpu(code_tick, None)[0] for _ in range(max(1, ticks // 2)))
+    steady = []
+    for _ in range(ticks):
+        cpu, code_cursor = _cpu(code_tick, code_cursor)
+        steady.append(cpu)
+    out["code_steady"] = statistics.median(steady)
+    new_days = []
+    for _ in range(ticks):
+        day += dt.timedelta(days=1)
+        _build(instance, [day.isoformat()], fp="c")
+        _store([day.isoformat()])
+        cpu, code_cursor = _cpu(code_tick, code_cursor)
+        new_days.append(cpu)
+    out["code_new_day"] = statistics.median(new_days)
 
     auto_defs = defs
     first = dg.evaluate_automation_conditions(defs=auto_defs, instance=instance)
@@ -213,7 +263,9 @@ def main() -> None:
             f"{last['catch_up_new_day']:.3f} / after its catch-up "
             f"{last['catch_up_after_run']:.3f} / 100 days again, fresh {last['catch_up_same_100']:.3f} "
             f"(asked {last['same_100_requested']}) CPU s; daily automation {last['daily_auto']:.3f}; "
-            f"before issue 28: {last['before_auto']:.3f} CPU s a tick; peak {last['peak_mb']:.0f} MB",
+            f"before issue 28: {last['before_auto']:.3f} CPU s a tick; code-versions tick steady "
+            f"{last['code_steady']:.3f} / after a new day {last['code_new_day']:.3f} / fresh (every "
+            f"partition's provenance) {last['code_fresh']:.3f} CPU s; peak {last['peak_mb']:.0f} MB",
             flush=True,
         )
     sys.stdout.flush()
@@ -224,6 +276,9 @@ def main() -> None:
         catch_up_new_day_cpu_s=last["catch_up_new_day"],
         daily_automation_cpu_s=last["daily_auto"],
         before_cpu_s=last["before_auto"],
+        code_versions_steady_cpu_s=last["code_steady"],
+        code_versions_new_day_cpu_s=last["code_new_day"],
+        code_versions_fresh_cpu_s=last["code_fresh"],
         peak_mb=last["peak_mb"],
     )
 

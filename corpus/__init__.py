@@ -16,3 +16,15 @@ Each group's ``days`` module holds its stages' day functions: an asset (or the P
 calls them, and each writes only the tables its asset declares. A layer imports only from the
 layers before it (tests/test_layers.py): store < ingest < parse < papers < graph < release.
 """
+
+# The entry points others call by name (DESIGN.md §7), here as well as in the modules that own
+# them, loaded on first use: ``import corpus`` stays as light as the code server needs it.
+_ENTRY_POINTS = {"link_references": "corpus.graph.publication_links"}
+
+
+def __getattr__(name: str):
+    if name in _ENTRY_POINTS:
+        import importlib
+
+        return getattr(importlib.import_module(_ENTRY_POINTS[name]), name)
+    raise AttributeError(f"module 'corpus' has no attribute {name!r}")

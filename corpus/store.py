@@ -12,6 +12,12 @@ directory is swapped whole, so a crash leaves the old rows and a re-run replaces
 them: never half a partition, never duplicates. The temporary names of partitions and
 blobs live in the writing process's scratch directory (:mod:`corpus.scratch`), so
 what a killed run leaves behind is removed by the next run.
+
+Each daily partition carries its provenance in the same swap (``_provenance``, a
+:class:`Provenance`): its content fingerprint, the version of the stage that wrote it
+(:mod:`corpus.versions`) and the fingerprint of every partition of the same day the stage
+read. A :class:`Store` remembers what it read for that; :mod:`corpus.provenance` compares the
+records with the code and the data of today to say which partitions an improvement changes.
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from corpus.scratch import tmp_dir_for
 
@@ -147,7 +155,8 @@ def partition_fingerprint(folder: Path) -> str:
     """The content fingerprint of a partition directory: sha256 (32 hex digits) over its Parquet
     files' names and bytes, in name order. The same rows written again give the same fingerprint;
     the releases record it per day they read, the daily assets in each partition's event
-    (corpus_assets.freshness), so the two can be compared."""
+    (corpus_assets.freshness), so the two can be compared. Computed once, when the partition is
+    written (:class:`Provenance`); :meth:`Store.fingerprint` reads it from there."""
     with os.scandir(folder) as it:
         names = sorted(e.name for e in it if e.name.endswith(".parquet") and e.is_file())
     h = hashlib.sha256()
@@ -156,11 +165,68 @@ def partition_fingerprint(folder: Path) -> str:
     return h.hexdigest()[:32]
 
 
+PROVENANCE = "provenance"  # the marker (``_provenance``) every daily partition is written with
+
+
+class Provenance(BaseModel):
+    """What made a daily partition: written beside its Parquet, in the same directory swap."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    fingerprint: str  # partition_fingerprint of its Parquet files
+    code_version: str | None = None  # the writing stage's version (corpus.versions); None: not known
+    # The partitions of the same day the stage read, each with its fingerprint then (None: absent).
+    inputs: dict[str, str | None] = {}
+
+
+def _legacy_version(asset: str, folder: Path) -> str | None:
+    """The code version of a partition written before versions were recorded: the one its rows
+    name (a stage with a version column: the oldest among them), else its stage's first."""
+    from corpus.versions import FIRST_RECORDED, VERSION_COLUMNS
+
+    column = VERSION_COLUMNS.get(asset)
+    if column is not None:
+        import polars as pl
+
+        frame = pl.scan_parquet(folder / "part-0.parquet")
+        if column in frame.collect_schema().names():
+            named = frame.select(pl.col(column).drop_nulls().unique()).collect().to_series().to_list()
+            named = sorted(v for v in named if v)
+            if named:
+                return named[0]
+    return FIRST_RECORDED.get(asset)
+
+
+def scan_days(files: Iterable[Path], schema: Mapping[str, pl.DataType], hive: bool = False) -> pl.LazyFrame:
+    """Daily partition files read as ``schema`` says (the columns wanted, at today's types):
+    a column a day was written without reads as null, columns not named are not read. So a
+    new column in a daily table never breaks the cross-day reading of days written before it;
+    those days are built by an older stage version, so ``make rederive`` rebuilds them, and
+    until then their new column is null. ``hive``: the ``date`` column from the path, as text."""
+    import polars as pl
+
+    return pl.scan_parquet(
+        list(files),
+        schema=dict(schema),
+        missing_columns="insert",
+        extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"),
+        hive_partitioning=hive,
+        hive_schema={"date": pl.Utf8} if hive else None,
+    )
+
+
 @dataclass(frozen=True)
 class Store:
-    """Parquet tables under one data root."""
+    """Parquet tables under one data root.
+
+    A store remembers the daily partitions it read (:meth:`read_partition`,
+    :meth:`has_partition`) with their fingerprints at that moment; a partition it then writes
+    for the same day records them as its inputs (:class:`Provenance`). A stage function makes
+    its own store for the day it works on."""
 
     home: Path
+    reads: dict[tuple[str, str], str | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_env(cls) -> Store:
@@ -179,7 +245,8 @@ class Store:
         (name -> text) are small sidecar files swapped in with it, e.g. the fingerprint of the
         inputs the partition was built from (:meth:`read_marker`)."""
         final = self.partition_dir(asset, date)
-        return self._swap_dir(final, {"part-0.parquet": frame}, markers or {})
+        inputs = {a: fp for (a, d), fp in sorted(self.reads.items()) if d == date and a != asset}
+        return self._swap_dir(final, {"part-0.parquet": frame}, markers or {}, (asset, inputs))
 
     def read_marker(self, asset: str, date: str, name: str) -> str | None:
         """A sidecar written by :meth:`write_partition`, or None."""
@@ -188,6 +255,56 @@ class Store:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
+    def provenance(self, asset: str, date: str) -> Provenance | None:
+        """What made the partition (None: none stored, or written before provenance was recorded)."""
+        text = self.read_marker(asset, date, PROVENANCE)
+        if text is None:
+            return None
+        try:
+            return Provenance.model_validate_json(text)
+        except ValidationError:
+            log.warning("unreadable provenance of %s %s: taken as none", asset, date)
+            return None
+
+    def recorded(self, asset: str, date: str) -> Provenance | None:
+        """The partition's provenance (None: no partition). A partition written before
+        provenance was recorded is hashed once and adopted (:meth:`_adopt`): its code version is
+        then the one its rows name, or its stage's first recorded version
+        (:data:`corpus.versions.FIRST_RECORDED`), and its inputs are not known."""
+        found = self.provenance(asset, date)
+        if found is not None:
+            return found
+        folder = self.partition_dir(asset, date)
+        if not (folder / "part-0.parquet").exists():
+            return None
+        record = Provenance(
+            fingerprint=partition_fingerprint(folder), code_version=_legacy_version(asset, folder)
+        )
+        self._adopt(folder, record)
+        return record
+
+    def fingerprint(self, asset: str, date: str) -> str | None:
+        """The partition's content fingerprint (None: no partition), recorded when it was
+        written (or when it was adopted, :meth:`recorded`): never hashed twice."""
+        found = self.recorded(asset, date)
+        return found.fingerprint if found is not None else None
+
+    def _adopt(self, folder: Path, record: Provenance) -> None:
+        """Give a partition written before provenance was recorded its record. Linked into
+        place without replacing anything: a partition swapped in meanwhile comes with its own
+        provenance, which this never overwrites; a store that cannot be written (a read-only
+        copy) just stays unadopted."""
+        final = folder / f"_{PROVENANCE}"
+        tmp = folder / f".{PROVENANCE}.{uuid.uuid4().hex}.tmp"
+        try:
+            tmp.write_text(record.model_dump_json())
+            os.link(tmp, final)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
     def write_table(self, asset: str, frame: pl.DataFrame, name: str = "part-0") -> Path:
         """Replace an unpartitioned table (or one named file of it) atomically."""
         path = self.asset_dir(asset) / f"{name}.parquet"
@@ -195,14 +312,27 @@ class Store:
             frame.write_parquet(tmp, compression="zstd", statistics=True)
         return path
 
-    def _swap_dir(self, final: Path, files: dict[str, pl.DataFrame], markers: dict[str, str]) -> Path:
+    def _swap_dir(
+        self,
+        final: Path,
+        files: dict[str, pl.DataFrame],
+        markers: dict[str, str],
+        made: tuple[str, dict[str, str | None]],
+    ) -> Path:
+        from corpus.versions import STAGES, code_version
+
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp_dir = tmp_dir_for(self.home, final.parent)
         staging = Path(tempfile.mkdtemp(dir=tmp_dir, prefix=f".{final.parent.name}.{final.name}.staging-"))
         try:
             for name, frame in files.items():
                 frame.write_parquet(staging / name, compression="zstd", statistics=True)
-            for name, text in markers.items():
+            asset, inputs = made
+            version = code_version(asset) if asset in STAGES else None
+            record = Provenance(
+                fingerprint=partition_fingerprint(staging), code_version=version, inputs=inputs
+            )
+            for name, text in {**markers, PROVENANCE: record.model_dump_json()}.items():
                 (staging / f"_{name}").write_text(text)
             swap_dir(staging, final)
         except BaseException:
@@ -217,7 +347,11 @@ class Store:
         return pl.read_parquet(self.asset_dir(asset) / f"{name}.parquet")
 
     def has_partition(self, asset: str, date: str) -> bool:
-        return (self.partition_dir(asset, date) / "part-0.parquet").exists()
+        """Whether the partition exists; a stage that finds none has read its absence."""
+        found = (self.partition_dir(asset, date) / "part-0.parquet").exists()
+        if not found:
+            self.reads[(asset, date)] = None
+        return found
 
     def partition_rows(self, asset: str, date: str) -> int:
         """Rows of one stored partition (0 when it has none), from its Parquet footer: no data
@@ -228,9 +362,15 @@ class Store:
         return pl.scan_parquet(path).select(pl.len()).collect().item() if path.exists() else 0
 
     def read_partition(self, asset: str, date: str) -> pl.DataFrame:
+        """The partition's rows; its fingerprint is remembered as read (None when the partition
+        was replaced while it was being read: what was read is then unknown)."""
         import polars as pl
 
-        return pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
+        before = self.recorded(asset, date)
+        frame = pl.read_parquet(self.partition_dir(asset, date) / "part-0.parquet")
+        after = self.provenance(asset, date)
+        self.reads[(asset, date)] = before.fingerprint if before is not None and before == after else None
+        return frame
 
     def read_partitions(self, asset: str, dates: Iterable[str]) -> pl.DataFrame:
         import polars as pl

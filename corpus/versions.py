@@ -74,3 +74,32 @@ def code_version(asset: str) -> str:
 def code_versions() -> dict[str, str]:
     """Every asset's code version."""
     return {asset: code_version(asset) for asset in STAGES}
+
+
+# Partitions written before versions were recorded carry none: each is taken as built by its
+# stage's version at the time recording began (the code they were built with is not known
+# better), unless its own rows name the version that made them (a stage whose rows carry a
+# version column: latex_parses names its parser's, so a day parsed by corpus.parse.latex/1 is
+# known to be older).
+FIRST_RECORDED: dict[str, str] = {  # never changes: the versions of 2026-11-28
+    "arxiv_metadata": "corpus.ingest.records/1",
+    "arxiv_metadata_failures": "corpus.ingest.records/1",
+    "arxiv_bulk_index": "corpus.ingest.bulk_index/1",
+    "arxiv_pdfs": "corpus.ingest.pdf/1",
+    "arxiv_sources": "corpus.ingest.eprint/1",
+    "grobid_tei": "corpus.parse.grobid/1",
+    "pdf_parses": "corpus.parse.tei/1",
+    "latex_parses": "corpus.parse.latex/2",
+    "papers": "corpus.papers.metadata/1",
+    "fulltext_ids": "corpus.papers.metadata/1",
+    "bib_entries": "corpus.papers.bibliography/1",
+    "pes2o": "corpus.release.pes2o/1",
+    "citeworth_paragraphs": "corpus.release.citeworth/1",
+    "citeworth_candidates": "corpus.release.citeworth/1",
+    "citation_links": "corpus.graph.linking/1",
+    "citation_graph": "corpus.graph.network/1",
+    "pes2o_v1": "corpus.release.pes2o_release/1",
+    "pes2o_v2": "corpus.release.pes2o_release/1",
+    "citeworth_splits": "corpus.release.citeworth_release/1",
+}
+VERSION_COLUMNS: dict[str, str] = {"latex_parses": "parser_version"}

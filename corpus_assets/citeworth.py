@@ -15,11 +15,11 @@ from pydantic import Field
 from corpus.release.settings import CANDIDATES, PARAGRAPHS
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
+    asset_path,
     count_table,
     markdown_preview,
     md_code,
     md_text,
-    partition_metadata,
     report_day,
     rows_table,
     selected,
@@ -100,6 +100,7 @@ def citeworth_paragraphs(
             context.log.warning(f"citeworth: paper {paper_id} could not be read: {detail}")
         report_day(
             context,
+            corpus.store,
             PARAGRAPHS,
             day,
             summary["paragraphs"],
@@ -113,10 +114,11 @@ def citeworth_paragraphs(
                 "paragraph_funnel": count_table(summary["reasons"], "reason"),
                 "kept_per_field": count_table(summary["fields"], "field"),
             },
-            store=corpus.store,
+            preview=["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"],
         )
         report_day(
             context,
+            corpus.store,
             CANDIDATES,
             day,
             summary["papers"],
@@ -124,25 +126,16 @@ def citeworth_paragraphs(
                 "candidates": summary["candidates"],
                 "papers_funnel": count_table(summary["paper_reasons"], "reason"),
             },
-            store=corpus.store,
+            preview=["paper_id", "field", "reason", "kept_paragraphs"],
         )
     corpus.store.refresh_views([PARAGRAPHS, CANDIDATES])
-    preview = ["paper_id", "section_title", "field", "kept", "reason", "n_sentences", "n_cite_worthy"]
     if selected(context, PARAGRAPHS):
         yield dg.MaterializeResult(
             asset_key=PARAGRAPHS,
-            metadata={
-                "require_citation": config.require_citation,
-                **partition_metadata(corpus.store, PARAGRAPHS, days, preview),
-            },
+            metadata={"require_citation": config.require_citation, **asset_path(corpus.store, PARAGRAPHS)},
         )
     if selected(context, CANDIDATES):
-        yield dg.MaterializeResult(
-            asset_key=CANDIDATES,
-            metadata=partition_metadata(
-                corpus.store, CANDIDATES, days, ["paper_id", "field", "reason", "kept_paragraphs"]
-            ),
-        )
+        yield dg.MaterializeResult(asset_key=CANDIDATES, metadata=asset_path(corpus.store, CANDIDATES))
 
 
 def _table_2(st: dict) -> dg.MetadataValue:

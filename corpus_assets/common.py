@@ -94,44 +94,45 @@ OWNERS = ["team:corpus"]  # who answers for the assets (the project's maintainer
 
 def report_day(
     context: dg.AssetExecutionContext,
+    store,
     asset: str,
     day: str,
     rows: int,
     metadata: Mapping | None = None,
-    store=None,
+    preview: Sequence[str] = (),
 ) -> None:
     """Metadata of one daily partition, on that partition's own materialisation event.
 
-    A backfill run covers several days; each day gets its own counts (``dagster/row_count``
-    and the stage's summary), so nothing in an event grows with the number of days in a run.
-    With ``store`` (the assets a cross-day asset reads), the partition's content fingerprint
-    too: what the cross-day assets' catch-up compares (corpus_assets.freshness).
+    A backfill run covers several days; each day gets its own counts (``dagster/row_count`` and
+    the stage's summary), its column schema and a preview of its own first rows (the
+    ``preview`` columns), so a partition's page shows that partition, and nothing in an event
+    grows with the number of days in a run. Also the partition's content ``fingerprint`` (from
+    its provenance, corpus.store): what the cross-day assets' catch-up compares
+    (corpus_assets.freshness) and what tells two builds of a day with the same rows apart from
+    two with different ones; the code version that made it is the event's
+    ``dagster/code_version`` tag.
     """
     if dg.AssetKey(asset) not in context.selected_asset_keys:  # a subset of a multi-asset
         return
-    from corpus_assets.freshness import fingerprint_metadata
+    from corpus_assets.freshness import FINGERPRINT
 
-    extra = fingerprint_metadata(store.partition_dir(asset, day)) if store is not None else {}
+    extra: dict = {}
+    fingerprint = store.fingerprint(asset, day)
+    if fingerprint is not None:
+        extra[FINGERPRINT] = fingerprint
+        extra.update(_partition_rows_metadata(store, asset, day, preview))
     context.add_asset_metadata(
         {"dagster/row_count": int(rows), **(metadata or {}), **extra}, asset_key=asset, partition_key=day
     )
 
 
-def selected(context: dg.AssetExecutionContext, asset: str) -> bool:
-    return dg.AssetKey(asset) in context.selected_asset_keys
-
-
-def partition_metadata(store, asset: str, days: Sequence[str], preview: Sequence[str] = ()) -> dict:
-    """What every partition of a run shares: the column schema (read from the last day's
-    Parquet footer), a preview of that day's first rows (only the ``preview`` columns are
-    read) and the asset's path. Constant in size whatever the run's length."""
+def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str]) -> dict:
+    """One partition's column schema (its Parquet footer) and first rows (only the ``preview``
+    columns are read)."""
     from corpus_assets.columns import parquet_column_schema
 
-    out: dict = {"path": dg.MetadataValue.path(str(store.asset_dir(asset)))}
-    last = next((d for d in reversed(days) if store.has_partition(asset, d)), None)
-    if last is None:
-        return out
-    path = store.partition_dir(asset, last) / "part-0.parquet"
+    out: dict = {}
+    path = store.partition_dir(asset, day) / "part-0.parquet"
     schema = parquet_column_schema(asset, path)
     if schema is not None:
         out["dagster/column_schema"] = schema
@@ -141,8 +142,17 @@ def partition_metadata(store, asset: str, days: Sequence[str], preview: Sequence
         frame = pl.scan_parquet(path)
         cols = [c for c in preview if c in frame.collect_schema().names()]
         head = frame.select(cols).head(10).collect() if cols else pl.DataFrame()
-        out[f"preview ({last})"] = markdown_preview(head, cols)
+        out["preview"] = markdown_preview(head, cols)
     return out
+
+
+def selected(context: dg.AssetExecutionContext, asset: str) -> bool:
+    return dg.AssetKey(asset) in context.selected_asset_keys
+
+
+def asset_path(store, asset: str) -> dict:
+    """Where the asset's partitions are (the same for every partition of a run)."""
+    return {"path": dg.MetadataValue.path(str(store.asset_dir(asset)))}
 
 
 def partitions_label(days: Sequence[str]) -> str:

@@ -21,6 +21,7 @@ from corpus_assets.jobs import (
     automation_sensor,
     daily_condition,
 )
+from corpus_assets.rederive import code_check, daily_graph
 from corpus_assets.run_monitoring import pool_slots
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
@@ -28,6 +29,7 @@ from resources.store import CorpusStore
 from sensors.cross_day import build_catch_up_sensor
 from sensors.endpoint import arxiv_endpoint_sensor
 from sensors.landing import landing_oai_sensor
+from sensors.rederive import build_rederive_sensor, corpus_code_versions
 
 ROOTS = {"arxiv_metadata", "arxiv_metadata_failures"}  # started by the sensors, not by a condition
 
@@ -87,6 +89,7 @@ def cross_day_reads(assets_defs) -> dict[str, list[str]]:
 
 
 READS = cross_day_reads(assets)
+DAILY = daily_graph(assets)  # what each daily asset reads, and the multi-assets' tables (make rederive)
 
 
 def deployment_sensors() -> list[dg.SensorDefinition]:
@@ -103,6 +106,7 @@ defs = dg.Definitions(
     asset_checks=[
         *dg.load_asset_checks_from_modules([citeworth]),
         *(up_to_date_check(asset, READS) for asset in READS),
+        *(code_check(asset) for asset in DAILY_ASSETS),
     ],
     jobs=[*all_jobs, bulk.bulk_index_job],
     sensors=[
@@ -110,6 +114,8 @@ defs = dg.Definitions(
         arxiv_endpoint_sensor,
         automation_sensor,
         build_catch_up_sensor(READS),
+        corpus_code_versions,
+        build_rederive_sensor(DAILY),
         pool_slots,
         *deployment_sensors(),
     ],

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 
 from corpus.ingest.pdf import filter_table
-from corpus_assets.common import count_table, partition_metadata, report_day, rows_table
+from corpus_assets.common import asset_path, count_table, report_day, rows_table
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.ingest import network_pool
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -61,6 +61,7 @@ def arxiv_pdfs(
         table = filter_table(summary["filter_reasons"])
         report_day(
             context,
+            corpus.store,
             "arxiv_pdfs",
             day,
             summary["papers"],
@@ -70,10 +71,10 @@ def arxiv_pdfs(
                 "fetch_source": count_table(summary.get("sources", {}), "source"),
                 "filter_table": rows_table(table, ["reason", "label", "count", "share"]),
             },
+            preview=["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"],
         )
     corpus.store.refresh_views(["arxiv_pdfs"])
-    preview = ["id", "status", "pages", "first_page_width", "first_page_height", "filter_reason"]
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "arxiv_pdfs", days, preview))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "arxiv_pdfs"))
 
 
 @daily_asset(
@@ -94,6 +95,7 @@ def arxiv_sources(
     for day, summary in zip(days, run_stage(context, pipes, "arxiv_sources_day", days, params), strict=True):
         report_day(
             context,
+            corpus.store,
             "arxiv_sources",
             day,
             summary["papers"],
@@ -104,7 +106,7 @@ def arxiv_sources(
                 "kinds": count_table(summary["kinds"], "kind"),
                 "failures": count_table(summary["failures"], "failure"),
             },
+            preview=["id", "status", "kind", "n_files", "main", "failure"],
         )
     corpus.store.refresh_views(["arxiv_sources"])
-    preview = ["id", "status", "kind", "n_files", "main", "failure"]
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "arxiv_sources", days, preview))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "arxiv_sources"))

@@ -4,9 +4,9 @@ A cross-day asset (``citation_links``, ``citation_graph``, the releases) reads e
 daily inputs from the store. It is current when no input partition's *content* differs from
 what its last materialisation read. Two records make that a comparison, not a guess:
 
-* every partition of a daily input records its content fingerprint in its materialisation
-  event (``fingerprint``: :func:`corpus.store.partition_fingerprint`, the sha256 of its Parquet
-  files, the same value the release manifests record per day);
+* every daily partition records its content fingerprint in its materialisation event
+  (``fingerprint``: the one its provenance holds, :class:`corpus.store.Provenance`, the sha256
+  of its Parquet files, the same value the release manifests record per day);
 * every cross-day materialisation records ``inputs_read_through``: the event log's highest
   storage id, taken *before* the asset read the store. A partition whose event is at or below
   it was on disk when the asset read (its files are written before its event), so only events
@@ -38,6 +38,7 @@ from pathlib import Path
 
 import dagster as dg
 
+CODE_VERSION_TAG = "dagster/code_version"  # on every materialisation: the asset's code version then
 READ_THROUGH = "inputs_read_through"  # cross-day materialisations: the event log mark they read at
 FINGERPRINT = "fingerprint"  # daily partitions' materialisations: their content fingerprint
 CUTOFF = "cutoff"  # releases that read days up to a cutoff: later days are not their input
@@ -80,13 +81,6 @@ def take_mark(home: str | Path, asset: str, run_id: str) -> int | None:
         return None
     path.unlink(missing_ok=True)
     return mark
-
-
-def fingerprint_metadata(partition_dir: Path) -> dict[str, str]:
-    """A daily partition's content fingerprint, for its materialisation event."""
-    from corpus.store import partition_fingerprint
-
-    return {FINGERPRINT: partition_fingerprint(partition_dir)}
 
 
 def _value(record: dg.EventLogRecord | None, key: str):
@@ -213,11 +207,13 @@ def assess(
     asset: dg.AssetKey,
     inputs: Iterable[dg.AssetKey],
     state: Mapping | None = None,
+    version: str | None = None,
 ) -> tuple[Verdict, dict]:
-    """Is ``asset`` current with ``inputs``? Returns the verdict and a state to pass to the next
-    call (a sensor's cursor keeps it), so that call reads only events that are new since: a state
-    that belongs to an older materialisation of the asset is dropped. Without state, the events
-    above the asset's mark are read (few, unless it has not run for a long time)."""
+    """Is ``asset`` current with ``inputs`` (and, given its code ``version``, built by it)?
+    Returns the verdict and a state to pass to the next call (a sensor's cursor keeps it), so
+    that call reads only events that are new since: a state that belongs to an older
+    materialisation of the asset is dropped. Without state, the events above the asset's mark
+    are read (few, unless it has not run for a long time)."""
     name = asset.to_user_string()
     rec = _latest_materialization(instance, asset)
     if rec is None:
@@ -225,6 +221,12 @@ def assess(
         if built:
             return Verdict(name, False, f"never built; {', '.join(built)} have partitions"), {}
         return Verdict(name, True, "never built, and no input has partitions yet"), {}
+    built_by = ((rec.asset_materialization.tags or {}) if rec.asset_materialization else {}).get(
+        CODE_VERSION_TAG
+    )
+    if version is not None and built_by != version:
+        why = f"built by other code ({built_by or 'unknown'}); today's is {version}"
+        return Verdict(name, False, why, rec), {}
     mark = _value(rec, READ_THROUGH)
     if mark is None:
         why = f"its last materialisation does not record what it read ({READ_THROUGH})"
@@ -262,17 +264,28 @@ def assess(
 
 
 def assess_all(
-    instance: dg.DagsterInstance, reads: Mapping[str, Sequence[str]], states: Mapping | None = None
+    instance: dg.DagsterInstance,
+    reads: Mapping[str, Sequence[str]],
+    states: Mapping | None = None,
+    versions: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Verdict], dict]:
     """:func:`assess` for every cross-day asset in ``reads`` ({asset: what it reads}, an asset
-    after the cross-day assets it reads). One that reads a stale cross-day asset is stale too,
-    whatever its own inputs say: ``citation_graph`` built from links that miss a day misses it."""
+    after the cross-day assets it reads), against today's code ``versions`` (default: this
+    process's, corpus.versions). One that reads a stale cross-day asset is stale too, whatever
+    its own inputs say: ``citation_graph`` built from links that miss a day misses it."""
+    from corpus.versions import code_version
+
     states = states or {}
+    versions = versions if versions is not None else {a: code_version(a) for a in reads}
     verdicts: dict[str, Verdict] = {}
     new_states: dict = {}
     for asset, inputs in reads.items():
         verdict, new_states[asset] = assess(
-            instance, dg.AssetKey(asset), [dg.AssetKey(i) for i in inputs], states.get(asset)
+            instance,
+            dg.AssetKey(asset),
+            [dg.AssetKey(i) for i in inputs],
+            states.get(asset),
+            versions.get(asset),
         )
         upstream = [i for i in inputs if i in verdicts and not verdicts[i].current]
         if upstream and verdict.current:

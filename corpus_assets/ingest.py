@@ -9,8 +9,8 @@ from corpus.ingest import arxiv_ids
 from corpus.ingest.landing import LandingZone
 from corpus.ingest.records import failures_frame, records_frame
 from corpus_assets.common import (
+    asset_path,
     count_table,
-    partition_metadata,
     partitions_label,
     report_day,
     selected,
@@ -137,6 +137,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
         categories = Counter(c for c in frame["primary_category"].to_list() if c)
         report_day(
             context,
+            store,
             "arxiv_metadata",
             day,
             frame.height,
@@ -147,13 +148,16 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
                 "failed_records": len(day_failures),
                 "primary_categories": count_table(dict(categories.most_common(15)), "category"),
             },
+            preview=["id", "version", "datestamp", "primary_category", "title"],
         )
         report_day(
             context,
+            store,
             METADATA_FAILURES,
             day,
             len(day_failures),
             {"reasons": count_table(Counter(f.reason.split(":")[0] for f in day_failures), "reason")},
+            preview=["source", "position", "identifier", "reason"],
         )
     store.refresh_views(["arxiv_metadata", METADATA_FAILURES])
     if failures:
@@ -162,9 +166,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
     if selected(context, METADATA_FAILURES):
         yield dg.MaterializeResult(
             asset_key=METADATA_FAILURES,
-            metadata=partition_metadata(
-                store, METADATA_FAILURES, days, ["source", "position", "identifier", "reason"]
-            ),
+            metadata=asset_path(store, METADATA_FAILURES),
         )
     if not selected(context, "arxiv_metadata"):
         return
@@ -174,9 +176,7 @@ def arxiv_metadata(context: dg.AssetExecutionContext, corpus: CorpusStore, arxiv
         metadata={
             "duplicates_dropped": found.duplicates_dropped,
             "landing_files_read": len(found.files),
-            **partition_metadata(
-                store, "arxiv_metadata", days, ["id", "version", "datestamp", "primary_category", "title"]
-            ),
+            **asset_path(store, "arxiv_metadata"),
         },
     )
     yield dg.AssetCheckResult(

@@ -61,24 +61,42 @@ def graph_cron() -> str:
     return value
 
 
+REDERIVE_TAG = "corpus/rederive"  # on the runs of a re-derive (corpus_assets/rederive.py)
+
+
 def daily_condition() -> dg.AutomationCondition:
     """A daily asset's partition follows its inputs: when an input partition of the same day
     was updated by a run that did not also build it (e.g. ``arxiv_metadata`` alone from the
     UI), once no input is missing or still running. ``corpus_daily`` runs build every daily
     asset of a day together, so they never trigger it twice. Unlike ``eager()`` it is not
-    limited to the latest day: arXiv's datestamps arrive for old days too."""
+    limited to the latest day: arXiv's datestamps arrive for old days too. Updates made by a
+    re-derive are not followed: it re-derives downstream only where the inputs' content changed
+    (corpus.provenance), where this condition would rebuild every downstream day."""
     AC = dg.AutomationCondition
+    updated = AC.any_deps_match(
+        (
+            AC.newly_updated()
+            & ~AC.executed_with_root_target()
+            & ~AC.all_new_updates_have_run_tags(tag_keys={REDERIVE_TAG})
+        ).with_label("updated, not by this run or a re-derive")
+        | AC.will_be_requested()
+    )  # AutomationCondition.any_deps_updated() but for the re-derive's runs
     return (
-        AC.any_deps_updated().since_last_handled().with_label("an input of this day changed")
+        updated.since_last_handled().with_label("an input of this day changed")
         & ~AC.any_deps_missing()
         & ~AC.any_deps_in_progress()
         & ~AC.in_progress()
     ).with_label("follows its day's inputs")
 
 
+CODE_CHECK = "built_by_current_code"  # reported by a sensor (corpus_assets/rederive.py), in no job
+DAILY_SELECTION = dg.AssetSelection.assets(*DAILY_ASSETS) - dg.AssetSelection.checks(
+    *(dg.AssetCheckKey(dg.AssetKey(a), CODE_CHECK) for a in DAILY_ASSETS)
+)
+
 corpus_daily = dg.define_asset_job(
     DAILY_JOB,
-    selection=dg.AssetSelection.assets(*DAILY_ASSETS),
+    selection=DAILY_SELECTION,
     op_retry_policy=retry,
     tags=daily_run_tags(),  # dagster/max_runtime: a run that stops progressing is failed
     description="Every daily asset for the partitions requested (one day, or a few days of a backfill).",
@@ -86,7 +104,7 @@ corpus_daily = dg.define_asset_job(
 
 arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
-    selection=dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
+    selection=DAILY_SELECTION & dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
     tags=daily_run_tags(),
     description="Only arxiv_metadata (the rest of the day follows by its automation condition).",

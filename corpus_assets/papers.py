@@ -5,8 +5,8 @@ import dagster as dg
 
 from corpus.papers.fulltext_ids import FULLTEXT_IDS
 from corpus_assets.common import (
+    asset_path,
     count_table,
-    partition_metadata,
     report_day,
     rows_table,
     selected,
@@ -49,6 +49,7 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
         reasons = summary["drop_reasons"]
         report_day(
             context,
+            store,
             "papers",
             day,
             summary["papers"],
@@ -62,24 +63,25 @@ def papers(context: dg.AssetExecutionContext, corpus: CorpusStore):
                 "paper_counts": count_table(summary["counts"], "statistic"),
                 "parse_choice": count_table(summary["parse_reasons"], "reason"),
             },
-            store=store,
+            preview=["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"],
         )
-        report_day(context, FULLTEXT_IDS, day, store.partition_rows(FULLTEXT_IDS, day), store=store)
+        report_day(
+            context,
+            store,
+            FULLTEXT_IDS,
+            day,
+            store.partition_rows(FULLTEXT_IDS, day),
+            preview=["citing_id", "cited_id", "mentions"],
+        )
     store.refresh_views(["papers", FULLTEXT_IDS])
-    preview = ["id", "title", "field", "parse_source", "parse_reason", "kept", "drop_reason"]
     if selected(context, "papers"):
-        yield dg.MaterializeResult(
-            asset_key="papers", metadata=partition_metadata(store, "papers", days, preview)
-        )
+        yield dg.MaterializeResult(asset_key="papers", metadata=asset_path(store, "papers"))
     if selected(context, FULLTEXT_IDS):
-        yield dg.MaterializeResult(
-            asset_key=FULLTEXT_IDS,
-            metadata=partition_metadata(store, FULLTEXT_IDS, days, ["citing_id", "cited_id", "mentions"]),
-        )
+        yield dg.MaterializeResult(asset_key=FULLTEXT_IDS, metadata=asset_path(store, FULLTEXT_IDS))
 
 
 @daily_asset(
-    deps=["papers"],
+    deps=["papers", "pdf_parses", "latex_parses"],  # the entries come from the parse papers chose
     group_name="papers",
     kinds={"parquet"},
     description="Every bibliography entry of every chosen parse, with normalised title, DOI and arXiv id.",
@@ -93,6 +95,7 @@ def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Ma
         n = summary["entries"] or 1
         report_day(
             context,
+            corpus.store,
             "bib_entries",
             day,
             summary["entries"],
@@ -102,8 +105,7 @@ def bib_entries(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Ma
                 "with_arxiv_id": summary["with_arxiv_id"],
                 "share_with_title": round(summary["with_title"] / n, 4),
             },
-            store=corpus.store,
+            preview=["entry_id", "norm_title", "doi", "arxiv_id", "year", "first_author_surname", "mentions"],
         )
     corpus.store.refresh_views(["bib_entries"])
-    preview = ["entry_id", "norm_title", "doi", "arxiv_id", "year", "first_author_surname", "mentions"]
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "bib_entries", days, preview))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "bib_entries"))

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from corpus_assets.common import count_table, md_text, partition_metadata, report_day
+from corpus_assets.common import asset_path, count_table, md_text, report_day
 from corpus_assets.deployment import paper_workers, run_stage
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.grobid import GrobidResource
@@ -11,10 +11,13 @@ from resources.store import CorpusStore
 PREVIEW = ["id", "status", "reason", "citation_style", "n_paragraphs", "n_cite_spans", "n_bib_entries"]
 
 
-def report_parse_day(context: dg.AssetExecutionContext, asset: str, day: str, summary: dict) -> None:
+def report_parse_day(
+    context: dg.AssetExecutionContext, corpus: CorpusStore, asset: str, day: str, summary: dict
+) -> None:
     """One day's Table-4-like averages and citation-style histogram (corpus.parse.days.parse_summary)."""
     report_day(
         context,
+        corpus.store,
         asset,
         day,
         summary["papers"],
@@ -29,6 +32,7 @@ def report_parse_day(context: dg.AssetExecutionContext, asset: str, day: str, su
             "failure_reasons": count_table(summary["reasons"], "reason"),
             "citation_styles": count_table(summary["citation_styles"], "style"),
         },
+        preview=PREVIEW,
     )
 
 
@@ -44,9 +48,9 @@ def latex_parses(
     days = partition_dates(context)
     params = {"home": corpus.home, "workers": paper_workers(context)}
     for day, summary in zip(days, run_stage(context, pipes, "latex_parses_day", days, params), strict=True):
-        report_parse_day(context, "latex_parses", day, summary)
+        report_parse_day(context, corpus, "latex_parses", day, summary)
     corpus.store.refresh_views(["latex_parses"])
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "latex_parses", days, PREVIEW))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "latex_parses"))
 
 
 def grobid_settings(grobid: GrobidResource) -> dict:
@@ -84,6 +88,7 @@ def grobid_tei(
         unavailable = unavailable or summary["unavailable"]
         report_day(
             context,
+            corpus.store,
             "grobid_tei",
             day,
             summary["pdfs"],
@@ -94,6 +99,7 @@ def grobid_tei(
                 "status": count_table(status, "status"),
                 "failure_reasons": count_table(summary["reasons"], "reason"),
             },
+            preview=["id", "status", "source", "reason"],
         )
     corpus.store.refresh_views(["grobid_tei"])
     if unavailable:
@@ -108,7 +114,7 @@ def grobid_tei(
                 if unavailable
                 else f"Grobid at {md_text(grobid.base_url)} answered (or every TEI was cached)."
             ),
-            **partition_metadata(corpus.store, "grobid_tei", days, ["id", "status", "source", "reason"]),
+            **asset_path(corpus.store, "grobid_tei"),
         }
     )
 
@@ -125,6 +131,6 @@ def pdf_parses(
     days = partition_dates(context)
     params = {"home": corpus.home, "workers": paper_workers(context)}
     for day, summary in zip(days, run_stage(context, pipes, "pdf_parses_day", days, params), strict=True):
-        report_parse_day(context, "pdf_parses", day, summary)
+        report_parse_day(context, corpus, "pdf_parses", day, summary)
     corpus.store.refresh_views(["pdf_parses"])
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "pdf_parses", days, PREVIEW))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "pdf_parses"))

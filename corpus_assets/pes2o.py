@@ -6,7 +6,7 @@ from pydantic import Field
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, md_code, partition_metadata, report_day, rows_table, svg_plot
+from corpus_assets.common import asset_path, count_table, md_code, report_day, rows_table, svg_plot
 from corpus_assets.deployment import paper_workers
 from corpus_assets.freshness import read_mark, read_through_metadata
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -14,7 +14,7 @@ from resources.store import CorpusStore
 
 
 @daily_asset(
-    deps=["papers"],
+    deps=["papers", "pdf_parses", "latex_parses"],  # signals are measured on the parse papers chose
     group_name="release",
     kinds={"parquet"},
     description="peS2o signals of every kept paper (once), with the v1/v2 verdict and drop reason per "
@@ -40,6 +40,7 @@ def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Material
         ]
         report_day(
             context,
+            corpus.store,
             "pes2o",
             day,
             summary["rows"],
@@ -49,11 +50,10 @@ def pes2o(context: dg.AssetExecutionContext, corpus: CorpusStore) -> dg.Material
                 "kept": count_table(summary["kept"], "release", total=summary["papers"]),
                 "drop_reasons": rows_table(drops, ["release", "reason", "dropped"]),
             },
-            store=corpus.store,
+            preview=["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"],
         )
     corpus.store.refresh_views(["pes2o"])
-    preview = ["id", "source", "created", "v1_keep", "v1_reason", "v2_keep", "v2_reason", "words"]
-    return dg.MaterializeResult(metadata=partition_metadata(corpus.store, "pes2o", days, preview))
+    return dg.MaterializeResult(metadata=asset_path(corpus.store, "pes2o"))
 
 
 MAX_FILE_ROWS = 100  # shards listed in the run's metadata

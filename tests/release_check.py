@@ -23,7 +23,7 @@ def releases_read_every_day(store: Store) -> dict[str, bool]:
         manifest = json.loads((release_dir(store.home, version) / "manifest.json").read_text())
         out[f"pes2o_{version}"] = manifest["inputs"] == want and bool(want)
     manifest = json.loads((store.home / "releases" / "citeworth" / "manifest.json").read_text())
-    out["citeworth_splits"] = manifest["inputs"] == citeworth_inputs(store, None)[0]
+    out["citeworth_splits"] = manifest["inputs"] == citeworth_inputs(store)
     links_state = json.loads(
         (store.asset_dir("citation_links") / "_state" / "shard-0" / "state.json").read_text()
     )["fingerprints"]

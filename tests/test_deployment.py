@@ -81,7 +81,11 @@ def test_definitions_load_and_run_config_validates(deployment, executor):
 
     # the same job with the bare executor: the run config that selects it fits the real schema
     bare = dg.Definitions(
-        assets=defs.assets, jobs=defs.jobs, resources=defs.resources, executor=dep.base_executor(executor)
+        assets=defs.assets,
+        asset_checks=defs.asset_checks,
+        jobs=defs.jobs,
+        resources=defs.resources,
+        executor=dep.base_executor(executor),
     )
     run_config = dep.executor_run_config(executor, settings)
     checked = dg.validate_run_config(bare.resolve_job_def("corpus_daily"), run_config)["execution"]
@@ -94,7 +98,11 @@ def test_definitions_load_and_run_config_validates(deployment, executor):
 
 def test_bad_executor_config_is_rejected():
     bare = dg.Definitions(
-        assets=defs.assets, jobs=defs.jobs, resources=defs.resources, executor=dep.base_executor("celery")
+        assets=defs.assets,
+        asset_checks=defs.asset_checks,
+        jobs=defs.jobs,
+        resources=defs.resources,
+        executor=dep.base_executor("celery"),
     )
     with pytest.raises(dg.DagsterInvalidConfigError):
         dg.validate_run_config(

@@ -10,7 +10,9 @@ import json
 import dagster as dg
 import pytest
 
+from corpus.versions import code_version
 from corpus_assets.freshness import (
+    CODE_VERSION_TAG,
     CUTOFF,
     FINGERPRINT,
     MAX_TRACKED,
@@ -37,14 +39,16 @@ def day(instance, key: dg.AssetKey, partition: str, fp: str | None) -> None:
     instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=partition, metadata=metadata))
 
 
-def cross_day(instance, key: dg.AssetKey, mark: int | None, **metadata) -> None:
+def cross_day(instance, key: dg.AssetKey, mark: int | None, version: str | None = None, **metadata) -> None:
+    """A cross-day materialisation as a run makes it: with its mark and the code version tag."""
     if mark is not None:
         metadata[READ_THROUGH] = dg.MetadataValue.int(mark)
-    instance.report_runless_asset_event(dg.AssetMaterialization(key, metadata=metadata))
+    tags = {CODE_VERSION_TAG: version or code_version(key.to_user_string())}
+    instance.report_runless_asset_event(dg.AssetMaterialization(key, metadata=metadata, tags=tags))
 
 
 def verdict(instance, key=LINKS, inputs=(PAPERS, BIB), state=None):
-    return assess(instance, key, list(inputs), state)
+    return assess(instance, key, list(inputs), state, code_version(key.to_user_string()))
 
 
 def test_never_built_is_stale_once_an_input_has_partitions(instance):
@@ -230,3 +234,17 @@ def test_busy_assets_reads_busy_runs_a_page_at_a_time_until_every_relevant_asset
     calls.clear()
     assert busy_assets(instance, jobs.__getitem__) == {"papers", "bib_entries", "citation_links"}
     assert len(calls) == 11  # unbounded: every page, then the short last one
+
+
+def test_built_by_other_code_is_stale_until_built_again(instance):
+    """A release of the linking code (its version moved) makes the links stale whatever their
+    inputs say: the catch-up rebuilds them, and the incremental state then relinks everything."""
+    day(instance, PAPERS, "2020-01-01", "a")
+    cross_day(instance, LINKS, read_mark(instance), version="corpus.graph.linking/0")
+    found, _ = verdict(instance)
+    assert not found.current
+    assert found.description() == (
+        f"stale: built by other code (corpus.graph.linking/0); today's is {code_version('citation_links')}"
+    )
+    cross_day(instance, LINKS, read_mark(instance))
+    assert verdict(instance)[0].current

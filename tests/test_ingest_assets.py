@@ -70,7 +70,11 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
         again = _materialize(store, instance, "2007-04-02")
         assert again.success
         assert pl.read_parquet(path).equals(first)  # same rows, never duplicates
-        assert sorted(p.name for p in path.parent.iterdir()) == ["_landing", "part-0.parquet"]  # no leftovers
+        assert sorted(p.name for p in path.parent.iterdir()) == [
+            "_landing",
+            "_provenance",
+            "part-0.parquet",
+        ]  # no leftovers
         empty = _materialize(store, instance, "2007-04-03")  # a day with no records: an empty partition
         assert empty.success
         assert (

@@ -11,7 +11,7 @@ import pytest
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 # A module may import from its own layer and the layers before it; base: store, day_io, parallel,
-# plots, scratch.
+# plots, scratch, versions, provenance.
 LAYERS = ["base", "ingest", "parse", "papers", "graph", "release", "sample"]
 DAGSTER_SIDE = ("dagster", "dagster_pipes", "corpus_assets", "resources", "sensors")
 MODULES = sorted(CORPUS.rglob("*.py"))
@@ -60,8 +60,10 @@ def test_every_module_is_in_a_layer():
         "corpus.day_io",
         "corpus.parallel",
         "corpus.plots",
+        "corpus.provenance",
         "corpus.scratch",
         "corpus.store",
+        "corpus.versions",
     }
 
 

@@ -36,3 +36,43 @@ def test_the_latex_parser_version_keeps_its_name():
 def test_an_unknown_asset_is_a_clear_error():
     with pytest.raises(KeyError, match="corpus.versions.STAGES"):
         versions.code_version("no_such_asset")
+
+
+def test_a_stage_whose_output_changed_has_a_new_version_and_the_record_says_so():
+    """What each stage makes of the real files in ../shared equals the record, at the version
+    the record names (tests/stage_outputs.py). An output change without a version bump would
+    leave every existing corpus with the old rows for ever (nothing re-derives them). A stage
+    whose inputs changed is not held to it (its rows follow its inputs: existing corpora
+    re-derive it because its inputs' content changed); its own code change is then told only
+    by its author."""
+    from stage_outputs import current, recorded
+
+    from corpus.provenance import upstream_closure
+    from corpus_assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    deps = {
+        k.to_user_string(): [p.to_user_string() for p in graph.get(k).parent_keys]
+        for k in graph.get_all_asset_keys()
+    }
+    upstream = upstream_closure(deps)
+    now, record = current(), recorded()
+    changed = {a for a, found in now.items() if found["fingerprint"] != record.get(a, {}).get("fingerprint")}
+    problems = []
+    for asset, found in sorted(now.items()):
+        was = record.get(asset)
+        module, name = versions.STAGES[asset]
+        if was is None:
+            problems.append(f"{asset}: not in the record")
+        elif asset in changed and found["version"] == was["version"] and not (upstream[asset] & changed):
+            problems.append(
+                f"{asset}: its output on the real files changed but its version did not: bump {name} "
+                f"in corpus/{module}, then run `python tests/stage_outputs.py --update`"
+            )
+        elif found != was:
+            problems.append(
+                f"{asset}: version {found['version']} (record: {was['version']}), output "
+                f"{'changed' if asset in changed else 'the same'}: run `python tests/stage_outputs.py "
+                "--update` and commit the record with the change"
+            )
+    assert not problems, "\n".join(problems)

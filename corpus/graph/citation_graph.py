@@ -36,10 +36,11 @@ import polars as pl
 
 from corpus.graph import deliveries
 from corpus.graph.citation_links import ASSET as LINKS_ASSET
-from corpus.graph.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
+from corpus.graph.deliveries import DELIVERY_SCHEMA, same_content, stamp
 from corpus.graph.link_index import fixed_bytes, fnv1a, remove_paths
 from corpus.graph.network import (
     EDGE_SCHEMA,
+    GRAPH_VERSION,
     VIA_ORDER,
     build_edges,
     code_degrees,
@@ -47,7 +48,8 @@ from corpus.graph.network import (
     table2,
 )
 from corpus.papers.fulltext_ids import FULLTEXT_IDS
-from corpus.store import Store, atomic_path, atomic_write_bytes
+from corpus.store import Store, atomic_path, atomic_write_bytes, scan_days
+from corpus.versions import FIRST_RECORDED
 
 ASSET = "citation_graph"
 STATE_DIR = "_state"
@@ -84,7 +86,10 @@ def _load_json(path: Path) -> dict | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("version") == VERSION else None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    # a graph built by other graph code is built again in full
+    return data if data.get("code", FIRST_RECORDED["citation_graph"]) == GRAPH_VERSION else None
 
 
 def _fingerprints(store: Store, old: dict) -> dict[str, dict]:
@@ -118,7 +123,7 @@ def plan_graph(home: str | Path) -> dict:
     old_fps = (state or {}).get("fingerprints", {})
     fps = _fingerprints(store, old_fps)
     run = uuid.uuid4().hex
-    plan = {"version": VERSION, "run": run, "fingerprints": fps, "gone": []}
+    plan = {"version": VERSION, "code": GRAPH_VERSION, "run": run, "fingerprints": fps, "gone": []}
     if state is None:
         delivered, latest = deliveries.full(store, list(fps))
         nodes = _NodeTable.of(latest.filter(pl.col("kept"))["id"])
@@ -133,7 +138,7 @@ def plan_graph(home: str | Path) -> dict:
             atomic_write_bytes(sdir / "plan.json", json.dumps(plan, sort_keys=True).encode())
             return plan
         old_delivered = pl.read_ipc(sdir / state["deliveries"], memory_map=False).cast(DELIVERY_SCHEMA)
-        old_latest = pl.read_ipc(sdir / state["latest"], memory_map=False).cast(LATEST_SCHEMA)
+        old_latest = deliveries.read_latest(sdir / state["latest"])
         change = deliveries.update(store, old_delivered, old_latest, changed, gone)
         delivered, latest = change.deliveries, change.latest
         named = pl.read_ipc(sdir / state["named"], memory_map=False).cast(_NAMED)
@@ -167,7 +172,7 @@ def _named(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame:
         path = store.partition_dir(FULLTEXT_IDS, day) / "part-0.parquet"
         if not path.exists():
             continue
-        rows = pl.read_parquet(path, columns=["citing_id", "cited_id"])
+        rows = scan_days([path], {"citing_id": pl.String, "cited_id": pl.String}).collect()
         decided = latest.filter(pl.col("day") == day).select(pl.col("id").alias("citing_id"))
         rows = rows.join(decided, on="citing_id", how="semi").select(pl.lit(day).alias("day"), "cited_id")
         parts.append(rows.unique())
@@ -252,7 +257,7 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     plan = read_plan(home)
     if not plan["days"]:
         return 0
-    latest = pl.read_ipc(_state_dir(store) / plan["tables"]["latest"], memory_map=False).cast(LATEST_SCHEMA)
+    latest = deliveries.read_latest(_state_dir(store) / plan["tables"]["latest"])
     nodes = _NodeTable.load(_state_dir(store), plan["tables"]["nodes"])
     days = plan["days"][part::parts]
     for day in days:
@@ -272,7 +277,11 @@ def day_edges(store: Store, day: str, decided: pl.DataFrame) -> pl.DataFrame:
         links is not None
     ):  # (citation_links files hold the papers the day decides; if they lag, still only those)
         links = links.join(decided.select(pl.col("id").alias("citing_id")), on="citing_id", how="semi")
-        mentions = pl.read_parquet(bib, columns=["entry_id", "mentions"]) if bib.exists() else None
+        mentions = (
+            scan_days([bib], {"entry_id": pl.String, "mentions": pl.Int64}).collect()
+            if bib.exists()
+            else None
+        )
         if mentions is not None:
             links = links.join(mentions.unique("entry_id"), on="entry_id", how="left")
         links = links.with_columns(
@@ -281,7 +290,9 @@ def day_edges(store: Store, day: str, decided: pl.DataFrame) -> pl.DataFrame:
     fulltext = None
     ft = store.partition_dir(FULLTEXT_IDS, day) / "part-0.parquet"
     if ft.exists():
-        rows = pl.read_parquet(ft, columns=["citing_id", "cited_id", "mentions"])
+        rows = scan_days(
+            [ft], {"citing_id": pl.String, "cited_id": pl.String, "mentions": pl.Int64}
+        ).collect()
         rows = rows.join(decided.select(pl.col("id").alias("citing_id")), on="citing_id", how="semi")
         fulltext = rows.group_by("citing_id", "cited_id").agg(pl.col("mentions").sum())
     if links is None and fulltext is None:
@@ -374,6 +385,7 @@ def finish_graph(home: str | Path, plot: Path | None = None) -> dict:
     summary["stats_cpu_s"] = round(time.process_time() - c0, 3)
     new_state = {
         "version": VERSION,
+        "code": GRAPH_VERSION,
         "fingerprints": plan["fingerprints"],
         "summary": summary,
         **plan["tables"],

@@ -61,18 +61,25 @@ from corpus.graph.link_index import Side, TitleIndex, fnv1a, remove_paths
 from corpus.graph.linking import (
     ENTRY_COLUMNS,
     LINK_SCHEMA,
+    LINKING_VERSION,
+    REASON_SCHEMA,
     TITLE_THRESHOLD,
     best_link,
     link_entries,
+    link_entries_with_reasons,
     link_exact,
     normalize_arxiv_ids,
+    target_frame,
+    with_pub_columns,
 )
+from corpus.graph.publication_links import PUB_COLUMNS, entry_keys, link_publications, publication_rows
 from corpus.papers.normalize import normalize_dois
-from corpus.store import Store, atomic_write_bytes
+from corpus.store import Store, atomic_write_bytes, scan_days
+from corpus.versions import FIRST_RECORDED
 
 ASSET = "citation_links"
 STATE_DIR = "_state"
-STATE_VERSION = 5  # 5: shards, content fingerprints, entry index, IPC tables (other versions: full run)
+STATE_VERSION = 6  # 6: links by publication (5: shards, fingerprints, entry index; other versions: full run)
 CHUNK_ENTRIES = 1_000_000  # entries linked per call in a full run: its memory, whatever the corpus
 REFREEZE = 4  # the gram order is frozen again when the link targets outgrew it this many times,
 REFREEZE_UNTIL = 100_000  # as long as it was counted on fewer titles than this (then it is good)
@@ -101,6 +108,8 @@ def read_layout(store: Store) -> int | None:
         return None
     if not isinstance(layout, dict) or layout.get("version") != STATE_VERSION:
         return None
+    if layout.get("code", FIRST_RECORDED[ASSET]) != LINKING_VERSION:
+        return None  # links made by other linking code: every one is made again
     n = layout.get("n_shards")
     return n if isinstance(n, int) and n >= 1 else None
 
@@ -117,7 +126,7 @@ def prepare_links(home: str | Path, n_shards: int) -> bool:
     if root.exists():
         for path in sorted(root.iterdir()):
             remove_paths([path])
-    body = json.dumps({"version": STATE_VERSION, "n_shards": n_shards}).encode()
+    body = json.dumps({"version": STATE_VERSION, "code": LINKING_VERSION, "n_shards": n_shards}).encode()
     atomic_write_bytes(_layout_path(root), body)
     return True
 
@@ -155,15 +164,30 @@ def links_by_definition(home: str | Path) -> pl.DataFrame:
     days = sorted(set(store.partitions("papers")) & set(store.partitions("bib_entries")))
     if not days:
         return _EMPTY_LINKS
-    papers = pl.concat([store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days])
-    latest = papers.sort("day").unique("id", keep="last")
-    entries = pl.concat(
-        [store.read_partition("bib_entries", d).with_columns(pl.lit(d).alias("day")) for d in days]
+    papers = pl.concat(
+        [store.read_partition("papers", d).with_columns(pl.lit(d).alias("day")) for d in days],
+        how="diagonal_relaxed",
     )
+    latest = papers.sort("day").unique("id", keep="last")
+    if "journal_ref" not in latest.columns:
+        latest = latest.with_columns(pl.lit(None, pl.String).alias("journal_ref"))
+    entries = pl.concat([read_entries(store, d).with_columns(pl.lit(d).alias("day")) for d in days])
     decided = latest.select(pl.col("id").alias("citing_id"), "day")
     entries = entries.join(decided, on=["citing_id", "day"], how="semi")
-    targets = latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
+    targets = latest.filter(pl.col("kept")).select(
+        pl.col("id").alias("paper_id"), "doi", "norm_title", "journal_ref"
+    )
     return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
+
+
+def read_entries(store: Store, day: str) -> pl.DataFrame:
+    """ENTRY_COLUMNS of one day's ``bib_entries``; columns a day written before them lacks (the
+    publication columns) read as null."""
+    path = store.partition_dir("bib_entries", day) / "part-0.parquet"
+    schema = {c: pl.String for c in ENTRY_COLUMNS} | {"pub_year": pl.Int64}
+    return (
+        scan_days([path], schema).select(ENTRY_COLUMNS).collect().cast({c: pl.String for c in ENTRY_COLUMNS})
+    )
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -187,21 +211,41 @@ def fingerprints(store: Store, old: dict | None = None) -> dict[str, dict[str, l
 # --------------------------------------------------------------------------- inputs
 
 
-def _targets(latest: pl.DataFrame) -> pl.DataFrame:
-    """The link targets (kept papers as of their latest delivery), in PAPER_COLUMNS."""
-    return latest.filter(pl.col("kept")).select(pl.col("id").alias("paper_id"), "doi", "norm_title")
+def _targets(latest: pl.DataFrame, sh: _Shard) -> pl.DataFrame:
+    """The link targets (kept papers as of their latest delivery) in PAPER_COLUMNS, their
+    journal-refs read once: the shard keeps each journal-ref's publication (``pubs``)."""
+    kept = latest.filter(pl.col("kept")).select(
+        pl.col("id").alias("paper_id"), "doi", "norm_title", "journal_ref"
+    )
+    return target_frame(kept.join(_publications(sh, kept["journal_ref"]), on="journal_ref", how="left"))
+
+
+_PUBS_SCHEMA = {"journal_ref": pl.String} | dict.fromkeys(PUB_COLUMNS, pl.String)
+
+
+def _publications(sh: _Shard, refs: pl.Series) -> pl.DataFrame:
+    """``[journal_ref, *PUB_COLUMNS]`` of these journal-refs: read before (the shard's ``pubs``
+    table) or read now, and the table kept to the journal-refs in use."""
+    refs = refs.cast(pl.String).drop_nulls().unique()
+    known = sh.table("pubs", _PUBS_SCHEMA) if sh.state is not None and sh.state.get("pubs") else None
+    known = known if known is not None else pl.DataFrame(schema=_PUBS_SCHEMA)
+    new = refs.filter(~refs.is_in(known["journal_ref"].implode()))
+    if len(new):
+        known = pl.concat([known, pl.DataFrame({"journal_ref": new}).hstack(publication_rows(new.to_list()))])
+    sh.pubs = known.filter(pl.col("journal_ref").is_in(refs.implode()))
+    return sh.pubs
 
 
 def _normalised(entries: pl.DataFrame) -> pl.DataFrame:
     """ENTRY_COLUMNS with arXiv ids and DOIs in their canonical forms (what the index stores)."""
-    frame = entries.select(ENTRY_COLUMNS).cast({c: pl.String for c in ENTRY_COLUMNS})
+    frame = with_pub_columns(entries).select(ENTRY_COLUMNS).cast({c: pl.String for c in ENTRY_COLUMNS})
     return frame.with_columns(
         normalize_arxiv_ids(frame["arxiv_id"]).alias("arxiv_id"), normalize_dois(frame["doi"]).alias("doi")
     )
 
 
 def _entries_of(store: Store, day: str, citing: pl.Series | None = None) -> pl.DataFrame:
-    frame = pl.read_parquet(store.partition_dir("bib_entries", day) / "part-0.parquet", columns=ENTRY_COLUMNS)
+    frame = read_entries(store, day)
     if citing is not None:
         frame = frame.filter(pl.col("citing_id").is_in(citing.implode()))
     return _normalised(frame)
@@ -233,6 +277,7 @@ class _Shard:
     shard: int
     n_shards: int
     state: dict | None = None
+    pubs: pl.DataFrame | None = None  # the publication of each link target's journal-ref (a cache)
     run: str = field(default_factory=lambda: uuid.uuid4().hex)
     renames: list[tuple[str, str]] = field(default_factory=list)
     removals: list[str] = field(default_factory=list)
@@ -318,7 +363,8 @@ class _Shard:
         for tmp in self.root.glob(f"date=*/.part-{self.shard}.*.tmp"):
             tmp.unlink(missing_ok=True)
         state = self.state or {}
-        keep = {"state.json", "running", state.get("latest"), state.get("deliveries"), state.get("index_dir")}
+        keep = {"state.json", "running", state.get("index_dir")}
+        keep |= {state.get(k) for k in ("latest", "deliveries", "pubs", "ambiguous", "stats")}
         for path in self.dir.iterdir():
             if path.name not in keep:
                 remove_paths([path])
@@ -371,6 +417,13 @@ def merge_summaries(summaries: list[dict]) -> dict:
     for key in ("links", "new_entries", "stale", "probed", "changed", "days_rewritten"):
         out[key] = sum(s.get(key) or 0 for s in summaries)
     out["via"] = via
+    by_field: dict[str, dict[str, int]] = {}
+    for s in summaries:
+        for f, counts in (s.get("by_field") or {}).items():
+            mine = by_field.setdefault(f, {})
+            for k, v in counts.items():
+                mine[k] = mine.get(k, 0) + v
+    out["by_field"] = dict(sorted(by_field.items()))
     steps: dict[str, float] = {}
     for s in summaries:
         for k, v in (s.get("cpu_steps") or {}).items():
@@ -412,7 +465,8 @@ def link_shard(
             if not changed and not gone:
                 if fps != old:  # files rewritten with the same content: remember their stamps
                     sh.commit({**state, "fingerprints": fps})
-                return _summary("unchanged", fps, [], state["links"], state["via"])
+                return _summary("unchanged", fps, [], state["links"], state["via"],
+                                by_field=_by_field(sh.table("stats", _STATS_SCHEMA)))  # fmt: skip
         (sh.dir / "running").write_text(sh.run)
         if state is None:
             return _full(store, sh, fps, chunk_entries, threshold)
@@ -432,7 +486,7 @@ def _count_via(frame: pl.DataFrame, via: dict[str, int], sign: int) -> None:
 def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> dict:
     days = list(fps)
     delivered, latest = deliveries.full(store, days)
-    targets = _targets(latest)
+    targets = _targets(latest, sh)
     index_dir = f"index-{sh.run}"
     index = TitleIndex(sh.dir / index_dir, None, t)
     index.refreeze(targets["norm_title"].fill_null("").to_list())
@@ -440,20 +494,24 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
     winners = latest.select(pl.col("id").alias("citing_id"), pl.col("day").alias("_day"))
     via: dict[str, int] = {}
     written = set()
+    ambiguous, stats = [], []
     for run in _chunks(store, days, chunk_entries):
-        frames = [pl.read_parquet(store.partition_dir("bib_entries", d) / "part-0.parquet", columns=ENTRY_COLUMNS)
-                  .with_columns(pl.lit(d).alias("_day")) for d in run]  # fmt: skip
+        frames = [read_entries(store, d).with_columns(pl.lit(d).alias("_day")) for d in run]
         entries = pl.concat(frames).join(winners, on=["citing_id", "_day"], how="semi")
         entries = _normalised(
             entries.filter(pl.Series(shard_of(entries["citing_id"], sh.n_shards) == sh.shard))
         )
-        links = link_entries(entries, targets, t)
-        for (day,), part in (
-            links.join(winners, on="citing_id", how="left").partition_by("_day", as_dict=True).items()
-        ):
+        links, reasons = link_entries_with_reasons(entries, targets, t)
+        reasons = reasons.join(entries.select("entry_id", "citing_id"), on="entry_id")
+        by_day = links.join(winners, on="citing_id", how="left").partition_by("_day", as_dict=True)
+        for (day,), part in by_day.items():
             sh.write_day(day, part)
             written.add(day)
+        for day in run:
+            stats.append(_day_stats(store, day, _of_day(entries, winners, day),
+                                    by_day.get((day,), _EMPTY_LINKS), reasons))  # fmt: skip
         _count_via(links, via, 1)
+        ambiguous.append(reasons.select(list(_AMBIGUOUS_SCHEMA)))
         index.entries.add(_with_link_t(entries, links, t))
         del entries, links
     for path in link_files(store):
@@ -468,10 +526,14 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         "index": index.manifest(),
         "latest": sh.write_table("latest", latest),
         "deliveries": sh.write_table("deliveries", delivered),
+        "pubs": sh.write_table("pubs", sh.pubs),
+        "ambiguous": sh.write_table("ambiguous", pl.concat([_EMPTY_AMBIGUOUS, *ambiguous])),
+        "stats": sh.write_table("stats", stats := pl.concat([_EMPTY_STATS, *stats])),
     }
     sh.commit(state)
     sh.clean_after_crash()  # whatever an older state left in the shard's directory
-    return _summary("full", fps, days, state["links"], via, new_entries=index.entries.live)
+    return _summary("full", fps, days, state["links"], via, new_entries=index.entries.live,
+                    by_field=_by_field(stats))  # fmt: skip
 
 
 class _Laps:
@@ -492,11 +554,12 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     assert state is not None
     lap = _Laps()
     change = deliveries.update(
-        store, sh.table("deliveries", DELIVERY_SCHEMA), sh.table("latest", LATEST_SCHEMA), changed, gone
+        store, sh.table("deliveries", DELIVERY_SCHEMA), _latest_table(sh), changed, gone
     )
     touched, latest = change.touched, change.latest
     removed, added = change.changed_papers()  # link targets: their old and new versions
-    targets = _targets(latest)
+    targets = _targets(latest, sh)
+    removed, added = (_with_pubs(sh, frame) for frame in (removed, added))
 
     lap("papers")
     index = TitleIndex(sh.dir / state["index_dir"], state["index"], t)
@@ -527,12 +590,15 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     index.extend_order(titles.fill_null("").to_list())
     lap("entries_in")
     stale = _stale(index.entries, removed, latest, edits)
+    stale = pl.concat(
+        [stale, _pub_affected(index.entries, pl.concat([removed, added]), latest, edits, stale)]
+    )
     lap("stale")
     probed, changed_links, moved = _probe(index.entries, added, latest, edits, stale)
     lap("probe")
     index.papers.add(_paper_items(added))
     relink = pl.concat([new_entries, stale.select(ENTRY_COLUMNS)]) if stale.height else new_entries
-    links = _link(relink, targets, index.papers)
+    links, reasons = _link(relink, targets, index.papers)
     lap("link_new")
     day_of = latest.select(pl.col("id").alias("citing_id"), pl.col("day").alias("_day"))
     for (day,), part in (
@@ -546,6 +612,28 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
 
     via = dict(state["via"])
     rewritten = edits.apply(sh, via)
+    # entries whose status was decided again leave the ambiguous ones; those still ambiguous return
+    ambiguous = sh.table("ambiguous", _AMBIGUOUS_SCHEMA)
+    ambiguous = ambiguous.filter(
+        ~pl.col("citing_id").is_in(mine["id"].implode())
+        & ~pl.col("entry_id").is_in(pl.concat([relink["entry_id"], changed_links["entry_id"]]).implode())
+    )
+    ambiguous = pl.concat([ambiguous, reasons.join(relink.select("entry_id", "citing_id"), on="entry_id")
+                           .select(list(_AMBIGUOUS_SCHEMA))])  # fmt: skip
+    stats_days = set(edits.final) | set(mine["old_day"].drop_nulls()) | set(mine["day"].drop_nulls())
+    winners = latest.select(pl.col("id").alias("citing_id"), pl.col("day").alias("_day"))
+    mine_all = winners.filter(pl.Series(shard_of(winners["citing_id"], sh.n_shards) == sh.shard))
+    fresh = []
+    for day in sorted(stats_days):
+        if not store.has_partition("bib_entries", day) or day not in fps:
+            continue
+        ids = read_entries(store, day).select("entry_id", "citing_id").with_columns(pl.lit(day).alias("_day"))
+        ids = ids.join(mine_all, on=["citing_id", "_day"], how="semi")
+        fresh.append(_day_stats(store, day, ids, edits.final.get(day, edits.current(day)), ambiguous))
+    stats = sh.table("stats", _STATS_SCHEMA).filter(
+        ~pl.col("day").is_in(pl.Series(sorted(stats_days | set(gone)), dtype=pl.String).implode())
+    )
+    stats = pl.concat([stats, *fresh])
     lap("day_files")
     # entries whose link changed get their new title threshold: out with the old index rows
     again = pl.concat([stale.with_columns(pl.col("_seg").cast(pl.Int32)), moved])
@@ -564,13 +652,16 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
         "index": index.manifest(),
         "latest": sh.write_table("latest", latest),
         "deliveries": sh.write_table("deliveries", change.deliveries),
+        "pubs": sh.write_table("pubs", sh.pubs),
+        "ambiguous": sh.write_table("ambiguous", ambiguous),
+        "stats": sh.write_table("stats", stats),
     }
     sh.obsolete += [sh.rel(p) for p in index.obsolete_paths]
     sh.commit(state)
     lap("commit")
     return _summary("incremental", fps, changed, state["links"], state["via"], new_entries=new_entries.height,
                     stale=stale.height, probed=probed, changed=changed_links.height, days_rewritten=rewritten,
-                    cpu_steps=lap.steps)  # fmt: skip
+                    cpu_steps=lap.steps, by_field=_by_field(stats))  # fmt: skip
 
 
 class _DayEdits:
@@ -583,6 +674,7 @@ class _DayEdits:
         self.entries: dict[str, list[pl.Series]] = {}
         self.added: dict[str, list[pl.DataFrame]] = {}
         self._cache: dict[str, pl.DataFrame] = {}
+        self.final: dict[str, pl.DataFrame] = {}  # the links of each day file rewritten
 
     def current(self, day: str) -> pl.DataFrame:
         """The stored links of ``day`` (cached: read once per run)."""
@@ -622,6 +714,7 @@ class _DayEdits:
             _count_via(old, via, -1)
             _count_via(new, via, 1)
             sh.write_day(day, new)
+            self.final[day] = new
         return len(days)
 
 
@@ -715,7 +808,9 @@ def _with_link_t(entries: pl.DataFrame, links: pl.DataFrame, t: float) -> pl.Dat
             "entry_id",
             pl.when(pl.col("via") == "title")
             .then(pl.col("score") - 1e-9)
-            .otherwise(float("inf"))
+            .when(pl.col("via").is_in(["arxiv_id", "doi"]))
+            .then(float("inf"))
+            .otherwise(None)  # a link by publication loses to any title link: the entry's own threshold
             .alias("link_t"),
         ),
         on="entry_id",
@@ -732,12 +827,14 @@ def _paper_items(papers: pl.DataFrame) -> pl.DataFrame:
         pl.lit(None, pl.String).alias("arxiv_id"),
         normalize_dois(papers["doi"].cast(pl.String)).alias("doi"),
         pl.col("norm_title").cast(pl.String),
+        *[pl.lit(None, pl.String).alias(c) for c in PUB_COLUMNS],  # papers are looked up by title only
     )
 
 
-def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> pl.DataFrame:
-    """:func:`corpus.graph.linking.link_entries` of ``entries`` against every link target, the title
-    part looked up in the papers' side of the index instead of a join over all their titles."""
+def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`corpus.graph.linking.link_entries_with_reasons` of ``entries`` against every link
+    target, the title part looked up in the papers' side of the index instead of a join over all
+    their titles."""
     exact = link_exact(entries, targets)
     rest = entries.join(exact.select("entry_id"), on="entry_id", how="anti")
     parts = []
@@ -763,6 +860,125 @@ def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> pl.Data
     exact = exact.join(entries.select("entry_id", "citing_id"), on="entry_id").with_columns(
         pl.lit(1.0).alias("score")
     )
-    return best_link(
+    links = best_link(
         pl.concat([exact.select(list(LINK_SCHEMA)), titled.select(list(LINK_SCHEMA))]).cast(LINK_SCHEMA)
     )
+    rest = entries.join(links.select("entry_id"), on="entry_id", how="anti")
+    published, reasons = link_publications(rest, targets)
+    published = published.join(entries.select("entry_id", "citing_id"), on="entry_id").with_columns(
+        pl.lit(1.0).alias("score")
+    )
+    links = pl.concat([links, published.select(list(LINK_SCHEMA)).cast(LINK_SCHEMA)]).sort("entry_id")
+    return links, reasons.cast(REASON_SCHEMA)
+
+
+# --------------------------------------------------------------------------- links by publication
+
+
+def _latest_table(sh: _Shard) -> pl.DataFrame:
+    name = (sh.state or {}).get("latest")
+    return deliveries.read_latest(sh.dir / name) if name else pl.DataFrame(schema=LATEST_SCHEMA)
+
+
+def _with_pubs(sh: _Shard, papers: pl.DataFrame) -> pl.DataFrame:
+    """Changed link targets (LATEST_SCHEMA rows) with their publication (PUB_COLUMNS)."""
+    return papers.join(_publications_of(sh, papers["journal_ref"]), on="journal_ref", how="left")
+
+
+def _publications_of(sh: _Shard, refs: pl.Series) -> pl.DataFrame:
+    """``[journal_ref, *PUB_COLUMNS]`` of some journal-refs (the old versions of changed targets
+    too), from the shard's table where it has them: it is not trimmed to them."""
+    refs = refs.cast(pl.String).drop_nulls().unique()
+    known = sh.pubs.filter(pl.col("journal_ref").is_in(refs.implode())) if sh.pubs is not None else None
+    known = known if known is not None else pl.DataFrame(schema=_PUBS_SCHEMA)
+    new = refs.filter(~refs.is_in(known["journal_ref"].implode()))
+    if len(new):
+        known = pl.concat([known, pl.DataFrame({"journal_ref": new}).hstack(publication_rows(new.to_list()))])
+    return known
+
+
+def _pub_affected(
+    index: Side, targets: pl.DataFrame, latest: pl.DataFrame, edits: _DayEdits, stale: pl.DataFrame
+) -> pl.DataFrame:
+    """Old entries whose publication names a changed link target (added or removed; by its
+    journal-ref's volume and page, or its DOI as an entry's derived DOI): whether they link by
+    publication, and to which paper, depends on every paper naming it, so they are linked again
+    against all (like the stale ones); their old links are dropped."""
+    empty = pl.DataFrame(schema={c: pl.String for c in ENTRY_COLUMNS} | {"_seg": pl.Int32, "_row": pl.Int64})
+    if targets.height == 0 or index.live == 0:
+        return empty
+    keys = entry_keys(targets.select(PUB_COLUMNS))["pub_key"].drop_nulls().unique()
+    dois = normalize_dois(targets["doi"].cast(pl.String)).drop_nulls().unique()
+    frames = [
+        index.fields(i, rows).with_columns(
+            pl.lit(i).cast(pl.Int32).alias("_seg"), pl.Series("_row", rows, dtype=pl.Int64)
+        )
+        for i, rows in index.match_publications(keys, dois)
+        if len(rows)
+    ]
+    if not frames:
+        return empty
+    found = pl.concat(frames).join(stale.select("entry_id"), on="entry_id", how="anti").unique("entry_id")
+    day_of = latest.select(pl.col("id").alias("citing_id"), "day")
+    for (day,), part in found.join(day_of, on="citing_id").partition_by("day", as_dict=True).items():
+        edits.drop_entries(day, part["entry_id"])
+    return found.select(*ENTRY_COLUMNS, "_seg", "_row")
+
+
+# --------------------------------------------------------------------------- Table 4 per field
+
+_AMBIGUOUS_SCHEMA = {"entry_id": pl.String, "citing_id": pl.String}
+_EMPTY_AMBIGUOUS = pl.DataFrame(schema=_AMBIGUOUS_SCHEMA)
+_STATS_SCHEMA = {"day": pl.String, "field": pl.String, "measure": pl.String, "n": pl.Int64}
+_EMPTY_STATS = pl.DataFrame(schema=_STATS_SCHEMA)
+
+
+def _of_day(entries: pl.DataFrame, winners: pl.DataFrame, day: str) -> pl.DataFrame:
+    """``[entry_id, citing_id]`` of the entries whose citing paper's deciding delivery is ``day``."""
+    decided = winners.filter(pl.col("_day") == day).select("citing_id")
+    return entries.select("entry_id", "citing_id").join(decided, on="citing_id", how="semi")
+
+
+def _day_stats(
+    store: Store, day: str, entries: pl.DataFrame, links: pl.DataFrame, ambiguous: pl.DataFrame
+) -> pl.DataFrame:
+    """One day's counts per field of study of the citing paper (S2ORC Table 4, per field):
+    ``entries``, links per ``via``, and ``ambiguous_publication`` entries (_STATS_SCHEMA)."""
+    if entries.height == 0:
+        return _EMPTY_STATS
+    papers = store.read_partition("papers", day)
+    field_col = "field_of_study" if "field_of_study" in papers.columns else None
+    fields = papers.select(
+        pl.col("id").alias("citing_id"),
+        (pl.col(field_col) if field_col else pl.lit(None, pl.String)).fill_null("unknown").alias("field"),
+    ).unique("citing_id")
+    parts = [
+        entries.select("citing_id", pl.lit("entries").alias("measure")),
+        links.join(entries.select("entry_id"), on="entry_id", how="semi").select(
+            "citing_id", pl.col("via").alias("measure")
+        ),
+        ambiguous.join(entries.select("entry_id"), on="entry_id", how="semi").select(
+            "citing_id", pl.lit("ambiguous_publication").alias("measure")
+        ),
+    ]
+    rows = (
+        pl.concat(parts)
+        .join(fields, on="citing_id", how="left")
+        .with_columns(pl.col("field").fill_null("unknown"))
+    )
+    return (
+        rows.group_by("field", "measure")
+        .len("n")
+        .select(pl.lit(day).alias("day"), "field", "measure", "n")
+        .cast(_STATS_SCHEMA)
+    )
+
+
+def _by_field(stats: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """``{field: {measure: n}}`` over every day (what the summary and the asset's table show)."""
+    out: dict[str, dict[str, int]] = {}
+    for field_, measure, n in (
+        stats.group_by("field", "measure").agg(pl.col("n").sum()).sort("field", "measure").iter_rows()
+    ):
+        out.setdefault(field_, {})[measure] = int(n)
+    return out

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from corpus.store import Store
+from corpus.store import Store, scan_days
 
 LATEST_SCHEMA = {
     "id": pl.String,
@@ -26,6 +26,7 @@ LATEST_SCHEMA = {
     "kept": pl.Boolean,
     "doi": pl.String,
     "norm_title": pl.String,
+    "journal_ref": pl.String,  # where it was published (links by publication)
 }
 DELIVERY_SCHEMA = {"id": pl.String, "day": pl.String}
 
@@ -52,23 +53,30 @@ def same_content(a: dict | None, b: dict | None) -> bool:
 
 def read_papers(store: Store, days: list[str]) -> pl.DataFrame:
     """``LATEST_SCHEMA`` rows of the papers delivered on these days (one row per paper and day;
-    a missing ``doi`` or ``norm_title`` column is null)."""
+    a column a day was written without is null: :func:`corpus.store.scan_days`)."""
+    columns = {
+        "id": pl.String,
+        "kept": pl.Boolean,
+        "doi": pl.String,
+        "norm_title": pl.String,
+        "journal_ref": pl.String,
+    }
     frames = []
     for day in days:
-        path = store.partition_dir("papers", day) / "part-0.parquet"
-        import pyarrow.parquet as pq  # not at import: the daily runs load this module
-
-        names = set(pq.read_schema(path).names)
-        cols = [c for c in ("id", "kept", "doi", "norm_title") if c in names]
-        frame = pl.read_parquet(path, columns=cols)
-        frame = frame.with_columns(
-            [pl.lit(None, pl.String).alias(c) for c in ("doi", "norm_title") if c not in names]
-        )
+        frame = scan_days([store.partition_dir("papers", day) / "part-0.parquet"], columns).collect()
         frames.append(frame.with_columns(pl.lit(day).alias("day")))
     if not frames:
         return pl.DataFrame(schema=LATEST_SCHEMA)
     frame = pl.concat(frames, how="diagonal_relaxed").select(list(LATEST_SCHEMA)).cast(LATEST_SCHEMA)
     return frame.unique(["id", "day"], keep="last", maintain_order=True)
+
+
+def read_latest(path: Path) -> pl.DataFrame:
+    """A stored ``LATEST_SCHEMA`` table; columns added since it was written read as null."""
+    frame = pl.read_ipc(path, memory_map=False)
+    missing = [c for c in LATEST_SCHEMA if c not in frame.columns]
+    frame = frame.with_columns([pl.lit(None, LATEST_SCHEMA[c]).alias(c) for c in missing])
+    return frame.select(list(LATEST_SCHEMA)).cast(LATEST_SCHEMA)
 
 
 def latest(rows: pl.DataFrame) -> pl.DataFrame:
@@ -90,10 +98,12 @@ class Change:
 
     def changed_papers(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(removed, added) kept papers: the old and the new version of every touched paper whose
-        kept status, DOI or normalised title changed (an unchanged re-delivery is in neither)."""
+        kept status, DOI, normalised title or journal-ref changed (an unchanged re-delivery is in
+        neither)."""
         old = self.before.filter(pl.col("kept"))
         new = self.after.filter(pl.col("kept"))
-        same = old.join(new, on=["id", "doi", "norm_title"], how="semi", nulls_equal=True).select("id")
+        on = ["id", "doi", "norm_title", "journal_ref"]
+        same = old.join(new, on=on, how="semi", nulls_equal=True).select("id")
         return old.join(same, on="id", how="anti"), new.join(same, on="id", how="anti")
 
 

@@ -7,7 +7,9 @@ links better (by arXiv id, DOI or title) and those whose link pointed at a paper
 Both are found here by lookups, never by a scan:
 
 * arXiv id and DOI: sorted arrays of the entries' normalised ids (a binary search reads a few
-  pages of a memory-mapped file);
+  pages of a memory-mapped file); likewise the publication an entry names, as its (volume, page)
+  key and the DOI it determines (:func:`corpus.graph.publication_links.entry_keys`), which papers
+  with that journal-ref or DOI look up;
 * title: the prefix filter of :func:`corpus.graph.linking.link_titles`, turned around. Each item's
   prefix 3-grams (its ``y - k(y) + 1`` rarest under one fixed global order, k as in
   :func:`corpus.graph.linking.min_overlap`; shorter for an entry whose stored link already has a high
@@ -60,7 +62,9 @@ from corpus.graph.linking import (
     _sorted_unique,
     _Vocab,
     score_from_counts,
+    with_pub_columns,
 )
+from corpus.graph.publication_links import PUB_COLUMNS, entry_keys
 
 GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP - 1 - i)
 BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
@@ -68,7 +72,10 @@ FANOUT = 4  # segments of one tier merged at once
 TIER0 = 50_000  # entries in the smallest tier
 MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
 _JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
-ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
+ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
+KEY_FIELDS = ["pub_key", "pub_doi"]  # stored beside the fields: what the publication lookups compare
+# lookups: (file prefix, column, key of a value: fixed bytes, or a 64-bit hash checked on a hit)
+LOOKUPS = (("ax", "arxiv_id"), ("doi", "doi"), ("pk", "pub_key"), ("pd", "pub_doi"))
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -320,6 +327,8 @@ class Segment:
         self.ax_row = _load(directory / "ax_row.npy")
         self.doi_key = _load(directory / "doi_key.npy")
         self.doi_row = _load(directory / "doi_row.npy")
+        self.pk_key, self.pk_row = _load(directory / "pk_key.npy"), _load(directory / "pk_row.npy")
+        self.pd_key, self.pd_row = _load(directory / "pd_key.npy"), _load(directory / "pd_row.npy")
         self.link_t = _load(directory / "link_t.npy")
         self.dead = dead if dead is not None else np.zeros(0, np.int64)
 
@@ -346,7 +355,8 @@ class Segment:
         directory.mkdir(parents=True)
         if "link_t" not in entries.columns:
             entries = entries.with_columns(pl.lit(None, pl.Float64).alias("link_t"))
-        frame = entries.select([*ENTRY_FIELDS, "link_t"]).sort("citing_id", "entry_id")
+        frame = with_pub_columns(entries).select([*ENTRY_FIELDS, "link_t"]).sort("citing_id", "entry_id")
+        frame = entry_keys(frame)
         titles = frame["norm_title"].fill_null("").to_list()
         sets = order.sets(titles)
         sizes = sets.sizes.astype(np.int64)
@@ -365,14 +375,15 @@ class Segment:
         _save(directory / "post_key.npy", key[by_key])
         _save(directory / "post_row.npy", row[by_key].astype(np.int32))
         _save(directory / "post_sig.npy", sig0[row[by_key]])  # read in key order: no random gathers
-        for kind, column, keys in (("ax", "arxiv_id", fixed_bytes), ("doi", "doi", fnv1a)):
+        for kind, column in LOOKUPS:
+            keys = fixed_bytes if kind == "ax" else fnv1a
             values = frame[column].fill_null("")  # a lookup: sorted keys and their rows
             has = np.flatnonzero((values.str.len_bytes() > 0).to_numpy())
             key = keys(values.gather(has))
             by = np.argsort(key, kind="stable")
             _save(directory / f"{kind}_key.npy", key[by])
             _save(directory / f"{kind}_row.npy", has[by].astype(np.int64))
-        for name in ENTRY_FIELDS:
+        for name in ENTRY_FIELDS + KEY_FIELDS:
             StringColumn.write(directory, name, frame[name])
         _save(directory / "link_t.npy", link_t)
 
@@ -418,7 +429,7 @@ class Segment:
         _save(directory / "post_key.npy", key[by_key])
         _save(directory / "post_row.npy", np.concatenate(rows_)[by_key].astype(np.int32))
         _save(directory / "post_sig.npy", np.concatenate(sigs)[by_key])
-        for kind in ("ax", "doi"):
+        for kind, _ in LOOKUPS:
             ks, rs = [], []
             for p, m in zip(parts, maps, strict=True):
                 new = m[np.asarray(getattr(p, f"{kind}_row"), dtype=np.int64)]
@@ -432,7 +443,7 @@ class Segment:
             by = np.argsort(k_all, kind="stable")
             _save(directory / f"{kind}_key.npy", k_all[by])
             _save(directory / f"{kind}_row.npy", np.concatenate(rs)[by])
-        for name in ENTRY_FIELDS:
+        for name in ENTRY_FIELDS + KEY_FIELDS:
             values = pl.concat([p.column(name).take(rows) for p, rows in zip(parts, live, strict=True)])
             StringColumn.write(directory, name, values.gather(order))
 
@@ -469,15 +480,21 @@ class Segment:
 
     def rows_of_doi(self, dois: pl.Series) -> tuple[np.ndarray, np.ndarray]:
         """(query index, live row) of entries whose normalised DOI is ``dois[query]``."""
-        if len(self.doi_key) == 0 or len(dois) == 0:
+        return self.rows_of("doi", "doi", dois)
+
+    def rows_of(self, kind: str, column: str, values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(query index, live row) of entries whose ``column`` (a hashed lookup: doi, pub_key,
+        pub_doi) is ``values[query]``."""
+        table, row_of = getattr(self, f"{kind}_key"), getattr(self, f"{kind}_row")
+        if len(table) == 0 or len(values) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        h = fnv1a(dois)
-        lo = np.searchsorted(self.doi_key, h, side="left")
-        hi = np.searchsorted(self.doi_key, h, side="right")
-        q, r = self._expand(np.arange(len(dois)), lo, hi, self.doi_row)
+        h = fnv1a(values)
+        lo = np.searchsorted(table, h, side="left")
+        hi = np.searchsorted(table, h, side="right")
+        q, r = self._expand(np.arange(len(values)), lo, hi, row_of)
         if len(q) == 0:
             return q, r
-        same = (self.column("doi").take(r) == dois.gather(q)).to_numpy()  # a hash is not proof
+        same = (self.column(column).take(r) == values.gather(q)).to_numpy()  # a hash is not proof
         return q[same], r[same]
 
     def _expand(self, queries, lo, hi, row_of) -> tuple[np.ndarray, np.ndarray]:
@@ -621,6 +638,15 @@ class Side:
 
     def match_doi(self, dois: pl.Series) -> list[tuple[int, np.ndarray, np.ndarray]]:
         return [(i, *seg.rows_of_doi(dois)) for i, (_, seg, _) in enumerate(self.segments)]
+
+    def match_publications(self, keys: pl.Series, dois: pl.Series) -> list[tuple[int, np.ndarray]]:
+        """Per segment (index, live rows) of items naming a publication with one of these
+        (volume, page) ``keys`` or whose publication determines one of these ``dois``."""
+        out = []
+        for i, (_, seg, _) in enumerate(self.segments):
+            rows = [seg.rows_of("pk", "pub_key", keys)[1], seg.rows_of("pd", "pub_doi", dois)[1]]
+            out.append((i, _sorted_unique(np.concatenate(rows))))
+        return out
 
     def match_titles(self, titles: list[str]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         """Per segment (index, query row, item row, score) of live items with ``S > t`` against a

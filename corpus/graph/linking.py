@@ -8,7 +8,9 @@ character 3-grams ``N1`` and ``N2`` of the two normalised titles::
     C = |N1 ∩ N2| / min(|N1|, |N2|)      (containment over the smaller set)
     S = 2·J·C / (J + C)                  (their harmonic mean)
 
-Exact identifiers in the bib entry win over titles (arXiv id first, then DOI).
+Exact identifiers in the bib entry win over titles (arXiv id first, then DOI). Entries that
+neither link are then linked by the publication they name (journal, volume, page) to a paper's
+journal-ref or DOI, when exactly one paper matches (:mod:`corpus.graph.publication_links`).
 A paper citing itself is never a link, whatever the way it was found.
 
 The fast linker (:func:`link_titles`) never enumerates all pairs: it joins the
@@ -20,13 +22,15 @@ so its links are identical to the exhaustive scorer's
 
 Frames (polars):
 
-* entries: ``entry_id`` (unique), ``citing_id``, ``arxiv_id``, ``doi``, ``norm_title``
-  (the last three nullable; :func:`link_titles` only needs the id columns and
-  ``norm_title``);
-* papers: ``paper_id`` (unique, the canonical arXiv id), ``doi``, ``norm_title``;
+* entries: ``entry_id`` (unique), ``citing_id``, ``arxiv_id``, ``doi``, ``norm_title`` and the
+  publication columns ``pub_journal, pub_volume, pub_page, pub_year`` (all but the ids nullable;
+  :func:`link_titles` only needs the id columns and ``norm_title``; missing publication columns
+  are null);
+* papers: ``paper_id`` (unique, the canonical arXiv id), ``doi``, ``norm_title``, ``journal_ref``
+  (or its publication columns already; missing: null);
 * links: ``entry_id, citing_id, cited_id, via, score`` with ``via`` one of
-  ``arxiv_id | doi | title`` and ``score`` 1.0 for exact links; one row per
-  linked entry, unlinked entries have no row.
+  ``arxiv_id | doi | title | doi_derived | publication`` and ``score`` 1.0 for all but title
+  links; one row per linked entry, unlinked entries have no row.
 """
 
 from __future__ import annotations
@@ -40,14 +44,15 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from corpus.graph.publication_links import PUB_COLUMNS, link_publications, with_publications
 from corpus.ingest import arxiv_ids
 from corpus.papers.normalize import normalize_dois, normalize_title
 
 # The version of citation_links (corpus.versions): bump it whenever their rows change.
-LINKING_VERSION = "corpus.graph.linking/1"
+LINKING_VERSION = "corpus.graph.linking/2"  # 2: links by publication (doi_derived, publication)
 
 TITLE_THRESHOLD = 0.8
-VIA_RANK = {"arxiv_id": 0, "doi": 1, "title": 2}
+VIA_RANK = {"arxiv_id": 0, "doi": 1, "title": 2, "doi_derived": 3, "publication": 4}
 
 LINK_SCHEMA = {
     "entry_id": pl.String,
@@ -732,33 +737,59 @@ def link_exact(entries: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
 # Everything together
 # ---------------------------------------------------------------------------
 
-ENTRY_COLUMNS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title"]
-PAPER_COLUMNS = ["paper_id", "doi", "norm_title"]
+ENTRY_COLUMNS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
+PAPER_COLUMNS = ["paper_id", "doi", "norm_title", *PUB_COLUMNS]
+REASON_SCHEMA = {"entry_id": pl.String, "reason": pl.String}
+
+
+def with_pub_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the publication columns it lacks, null (entries of a day written before them)."""
+    missing = [c for c in PUB_COLUMNS if c not in frame.columns]
+    return frame.with_columns([pl.lit(None, pl.String).alias(c) for c in missing]) if missing else frame
+
+
+def target_frame(papers: pl.DataFrame) -> pl.DataFrame:
+    """Link targets in PAPER_COLUMNS: their publication read from ``journal_ref`` unless given."""
+    if "journal_ref" not in papers.columns and not all(c in papers.columns for c in PUB_COLUMNS):
+        papers = papers.with_columns(pl.lit(None, pl.String).alias("journal_ref"))
+    return _require(with_publications(papers), "papers", PAPER_COLUMNS, "paper_id")
 
 
 def link_entries(
     entries: pl.DataFrame, papers: pl.DataFrame, threshold: float = TITLE_THRESHOLD
 ) -> pl.DataFrame:
-    """Full linking: exact links first, the S2ORC title score for the rest.
+    """Full linking: exact links first, the S2ORC title score for the rest, then the publication.
 
-    Per entry the link is the minimum of (via rank: arxiv_id < doi < title,
-    -score, cited_id): that lexicographic rule is what makes incremental linking
+    Per entry the link is the minimum of (via rank: arxiv_id < doi < title < doi_derived <
+    publication, -score, cited_id): that lexicographic rule is what makes incremental linking
     equal to a full recomputation (:func:`best_link`, corpus.graph.citation_links).
     """
-    ent = _require(entries, "entries", ENTRY_COLUMNS, "entry_id")
-    pap = _require(papers, "papers", PAPER_COLUMNS, "paper_id")
+    return link_entries_with_reasons(entries, papers, threshold)[0]
+
+
+def link_entries_with_reasons(
+    entries: pl.DataFrame, papers: pl.DataFrame, threshold: float = TITLE_THRESHOLD
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`link_entries` and why entries that nearly linked did not (REASON_SCHEMA rows:
+    ``ambiguous_publication``, their publication names several papers)."""
+    ent = _require(with_pub_columns(entries), "entries", ENTRY_COLUMNS, "entry_id")
+    pap = target_frame(papers)
     exact = link_exact(ent, pap)
     rest = ent.join(exact.select("entry_id"), on="entry_id", how="anti")
     titled = link_titles(rest, pap, threshold).with_columns(pl.lit("title").alias("via"))
+    rest = rest.join(titled.select("entry_id"), on="entry_id", how="anti")
+    published, reasons = link_publications(rest, pap)
     exact = exact.with_columns(pl.lit(1.0).alias("score"))
+    published = published.with_columns(pl.lit(1.0).alias("score"))
     cols = ["entry_id", "cited_id", "via", "score"]
-    links = pl.concat([exact.select(cols), titled.select(cols)])
-    return (
+    links = pl.concat([exact.select(cols), titled.select(cols), published.select(cols)])
+    links = (
         links.join(ent.select("entry_id", "citing_id"), on="entry_id", how="left")
         .select(list(LINK_SCHEMA))
         .cast(LINK_SCHEMA)
         .sort("entry_id")
     )
+    return links, reasons.cast(REASON_SCHEMA)
 
 
 def best_link(links: pl.DataFrame) -> pl.DataFrame:

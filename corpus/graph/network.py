@@ -2,7 +2,8 @@
 
 Edges (``citing_id, cited_id, via, score, mentions``) come from two sources:
 
-* bibliography links (:mod:`corpus.graph.linking`: via ``arxiv_id | doi | title``);
+* bibliography links (:mod:`corpus.graph.linking`: via ``arxiv_id | doi | title | doi_derived |
+  publication``);
 * arXiv ids found in a paper's full text (arxiv-as-a-dataset-paper.txt §2.3, via
   ``fulltext_id``), found by :func:`corpus.ingest.arxiv_ids.find_arxiv_ids`.
 
@@ -25,7 +26,7 @@ import polars as pl
 # The version of citation_graph (corpus.versions): bump it whenever their rows change.
 GRAPH_VERSION = "corpus.graph.network/1"
 
-VIA_ORDER = ("arxiv_id", "doi", "title", "fulltext_id")
+VIA_ORDER = ("arxiv_id", "doi", "title", "doi_derived", "publication", "fulltext_id")
 EDGE_SCHEMA = {
     "citing_id": pl.String,
     "cited_id": pl.String,

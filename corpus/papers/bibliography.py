@@ -17,6 +17,11 @@ venue, raw text and ``mentions``.
   ``1234.5678`` without context is not an id (it is a page range as often).
 * ``first_author_surname``: the first author's ``last`` (its ``first`` when a
   parser put a single name there), None without authors.
+* ``pub_journal``, ``pub_volume``, ``pub_page``, ``pub_year``: the publication the entry names
+  (:mod:`corpus.papers.publication`): from its structured fields (BibTeX ``journal``/``volume``/
+  ``pages``, Grobid's ``biblStruct``) when they give journal, volume and page, else from its raw
+  text; journal canonical ("Phys. Rev. D"), volume canonical ("200805" for JHEP's May 2008),
+  first page or article number as printed ("013009": APS DOIs keep the zero); null when none.
 * ``mentions``: cite spans in ``body_text`` whose ``ref_id`` is this entry
   (abstract and back matter not counted: the body is where citation contexts live).
 
@@ -34,12 +39,13 @@ import polars as pl
 from corpus.ingest.arxiv_ids import arxiv_ids_in as find_arxiv_ids
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.papers.normalize import normalize_doi, normalize_title
+from corpus.papers.publication import parse_publication, publication_from_fields
 from corpus.parse.document import StructuredDoc
 
 # The version of bib_entries (corpus.versions): bump it whenever their rows change.
-BIB_ENTRIES_VERSION = "corpus.papers.bibliography/1"
+BIB_ENTRIES_VERSION = "corpus.papers.bibliography/2"  # 2: the publication columns
 
-__all__ = ["BibInputError", "bib_frame", "bib_rows", "bib_schema"]
+__all__ = ["BibInputError", "bib_frame", "bib_rows", "bib_schema", "raw_entry_ids"]
 
 _ARXIV_DOI = "10.48550/arxiv."
 _NAME_STRIP = " \t\"'{}.,;"  # BibTeX quoting/bracing left around a surname
@@ -110,6 +116,13 @@ def _entry_arxiv(other_ids: Mapping[str, Any], doi: str | None, raw: str, urls: 
     return None
 
 
+def raw_entry_ids(raw: str) -> tuple[str | None, str | None]:
+    """(arXiv id, DOI) of a bibliography entry known only by its raw text, by the rules of
+    :func:`bib_rows` (used to link reference strings the way bibliography entries are linked)."""
+    doi = _entry_doi({}, raw, [])
+    return _entry_arxiv({}, doi, raw, []), doi
+
+
 def _surname(authors: Any) -> str | None:
     for a in authors or ():
         name = (_get(a, "last") or "").strip(_NAME_STRIP) or (_get(a, "first") or "").strip(_NAME_STRIP)
@@ -144,11 +157,14 @@ def bib_rows(paper_id: str, doc: StructuredDoc | dict) -> list[dict]:
         if isinstance(e, dict):
             ref_id, other, raw = e.get("ref_id") or key, e.get("other_ids") or {}, e.get("raw_text") or ""
             urls, title, year, authors = e.get("urls"), e.get("title") or "", e.get("year"), e.get("authors")
-            venue = e.get("venue")
+            venue, volume, issue, pages = e.get("venue"), e.get("volume"), e.get("issue"), e.get("pages")
         else:
             ref_id, other, raw = e.ref_id or key, e.other_ids, e.raw_text
             urls, title, year, authors, venue = e.urls, e.title, e.year, e.authors, e.venue
+            volume, issue, pages = e.volume, e.issue, e.pages
         urls = _strings(urls)
+        year = year if isinstance(year, int) else None
+        pub = publication_from_fields(venue, volume, pages, year, issue) or parse_publication(raw)
         doi = _entry_doi(other, raw, urls)
         rows.append(
             {
@@ -160,12 +176,16 @@ def bib_rows(paper_id: str, doc: StructuredDoc | dict) -> list[dict]:
                 "norm_title": normalize_title(title) or None,
                 "doi": doi,
                 "arxiv_id": _entry_arxiv(other, doi, raw, urls),
-                "year": year if isinstance(year, int) else None,
+                "year": year,
                 "first_author_surname": _surname(authors),
                 "n_authors": len(authors or ()),
                 "venue": venue or None,
                 "raw_text": raw or None,
                 "mentions": mentions.get(ref_id, 0),
+                "pub_journal": pub.journal if pub else None,
+                "pub_volume": pub.volume if pub else None,
+                "pub_page": pub.page_raw.upper() if pub else None,
+                "pub_year": pub.year if pub else None,
             }
         )
     return rows
@@ -188,6 +208,10 @@ def bib_schema() -> dict[str, pl.DataType]:
         "venue": pl.Utf8,
         "raw_text": pl.Utf8,
         "mentions": pl.Int64,
+        "pub_journal": pl.Utf8,
+        "pub_volume": pl.Utf8,
+        "pub_page": pl.Utf8,
+        "pub_year": pl.Int64,
     }
 
 

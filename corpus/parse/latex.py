@@ -81,9 +81,13 @@ __all__ = [
     "parse_latex",
 ]
 
-PARSER_VERSION = (
-    "corpus.parse.latex/2"  # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser)
-)
+# 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: rows name the
+# parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store).
+PARSER_VERSION = "corpus.parse.latex/3"
+# What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
+# change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
+# changes three papers from one that changes none (corpus.provenance).
+PARSER_NAME = "corpus.parse.latex"
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
@@ -887,7 +891,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         title=_title(preamble + body),
         bib_entries={it.entry.ref_id: it.entry for it in items},
         citation_style=ctx.style,  # type: ignore[arg-type]
-        parser_version=PARSER_VERSION,
+        parser_version=PARSER_NAME,
     )
 
     abstract_latex: list[str] = []

@@ -50,13 +50,15 @@ from corpus.release.dataset_card import CardConfig, card_text, markdown_table, w
 from corpus.release.state import (
     day_fingerprints,
     file_sha256,
+    input_code_versions,
     link_or_copy,
     load_state,
     locked,
     save_state,
     state_dir,
 )
-from corpus.store import Store, swap_dir
+from corpus.store import Store, scan_days, swap_dir
+from corpus.versions import FIRST_RECORDED
 
 # The version of citeworth_splits (corpus.versions): bump it whenever their rows change.
 CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/1"
@@ -106,12 +108,7 @@ def _candidate_days(store: Store, days: list[str]) -> pl.DataFrame:
     files = _files(store, cw.CANDIDATES, days)
     if not files:
         return pl.DataFrame(schema={"paper_id": pl.Utf8, "date": pl.Utf8})
-    return (
-        pl.scan_parquet(files, hive_partitioning=True)
-        .select("paper_id", pl.col("date").cast(pl.Utf8))
-        .unique()
-        .collect()
-    )
+    return scan_days(files, {"paper_id": pl.Utf8}, hive=True).select("paper_id", "date").unique().collect()
 
 
 def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
@@ -120,12 +117,11 @@ def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
     files = _files(store, cw.PARAGRAPHS, days)
     if not files:
         return _empty(KEY_SCHEMA)
+    columns = ("paper_id", "section_index", "field", "kept", "n_sentences", "n_cite_worthy")
     keys = (
-        pl.scan_parquet(files, hive_partitioning=True)
+        scan_days(files, {c: cw.PARAGRAPH_SCHEMA[c] for c in columns}, hive=True)
         .filter(pl.col("kept"))
-        .select(
-            "paper_id", "section_index", "field", pl.col("date").cast(pl.Utf8), "n_sentences", "n_cite_worthy"
-        )
+        .select("paper_id", "section_index", "field", "date", "n_sentences", "n_cite_worthy")
         .join(latest.lazy(), on=["paper_id", "date"], how="semi")
         .collect()
     )
@@ -243,7 +239,10 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
     parts = []
     for (day,), keys in want.group_by(["date"]):
         rows = (
-            pl.scan_parquet(store.partition_dir(cw.PARAGRAPHS, day) / "part-0.parquet")
+            scan_days(
+                [store.partition_dir(cw.PARAGRAPHS, day) / "part-0.parquet"],
+                {c: cw.PARAGRAPH_SCHEMA[c] for c in (*_RELEASE_SOURCE, "kept")},
+            )
             .filter(pl.col("kept"))
             .select(_RELEASE_SOURCE)
             .join(keys.lazy().select(_KEYS), on=_KEYS, how="semi")
@@ -352,16 +351,12 @@ def release_audit(home: str | Path, out_dir: str | Path | None = None, examples:
     }
 
 
-def _inputs(store: Store, cache: dict | None) -> tuple[dict[str, str], dict]:
+def _inputs(store: Store) -> dict[str, str]:
     """One fingerprint per day over both tables (a day's paragraphs and candidates)."""
-    cache = cache or {}
-    par, par_cache = day_fingerprints(store, cw.PARAGRAPHS, store.partitions(cw.PARAGRAPHS), cache.get("p"))
-    cand, cand_cache = day_fingerprints(store, cw.CANDIDATES, store.partitions(cw.CANDIDATES), cache.get("c"))
+    par = day_fingerprints(store, cw.PARAGRAPHS, store.partitions(cw.PARAGRAPHS))
+    cand = day_fingerprints(store, cw.CANDIDATES, store.partitions(cw.CANDIDATES))
     days = sorted(set(par) | set(cand))
-    inputs = {
-        d: hashlib.sha256(f"{par.get(d, '')}|{cand.get(d, '')}".encode()).hexdigest()[:32] for d in days
-    }
-    return inputs, {"p": par_cache, "c": cand_cache}
+    return {d: hashlib.sha256(f"{par.get(d, '')}|{cand.get(d, '')}".encode()).hexdigest()[:32] for d in days}
 
 
 class _Stale(RuntimeError):
@@ -383,29 +378,30 @@ _COMPACT = 2.0  # pool files are rewritten as one when they hold this many times
 def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path) -> dict:
     settings = {"seed": seed, "per_field": per_field}
     state = load_state(root, out / "manifest.json", FORMAT)
-    inputs, fp_cache = _inputs(store, (state or {}).get("fingerprints"))
+    inputs = _inputs(store)
     old = None
     if state is not None:
         manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        if manifest.get("settings") == settings:
-            old = manifest
+        writer = manifest.get("code_version", FIRST_RECORDED["citeworth_splits"])
+        if manifest.get("settings") == settings and writer == CITEWORTH_SPLITS_VERSION:
+            old = manifest  # else other settings or another writer: built again in full
     if old is not None and old["inputs"] == inputs:
         return {**old["summary"], "mode": "unchanged", "days_changed": 0, "files_written": 0}
     reason = "no usable state" if old is None else None
     if old is not None:
         try:
-            return _run(store, seed, per_field, out, root, settings, inputs, fp_cache, old, state)
+            return _run(store, seed, per_field, out, root, settings, inputs, old, state)
         except (_Stale, OSError, KeyError, ValueError, pl.exceptions.PolarsError) as exc:
             reason = f"{type(exc).__name__}: {exc}"[:300]  # the state or the release is not what it should be
     return {
-        **_run(store, seed, per_field, out, root, settings, inputs, fp_cache, None, None),
+        **_run(store, seed, per_field, out, root, settings, inputs, None, None),
         "full_because": reason,
     }
 
 
 def _run(
     store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
-    fp_cache: dict, old: dict | None, state: dict | None,
+    old: dict | None, state: dict | None,
 ) -> dict:  # fmt: skip
     line_keys = [*_KEYS, "date"]
     if old is None:
@@ -456,7 +452,7 @@ def _run(
         new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length")).select(*CHOSEN_SCHEMA, "line"),
     ]).sort(_KEYS)  # fmt: skip
     spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
-    summary = _commit(store, out, root, settings, inputs, fp_cache, papers, keys, thresholds, table, offsets,
+    summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
                       leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
             "days_changed": len(changed) + len(removed)}  # fmt: skip
@@ -537,7 +533,7 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 
 
 def _commit(
-    store: Store, out: Path, root: Path, settings: dict, inputs: dict, fp_cache: dict, papers: pl.DataFrame,
+    store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame,
     keys: pl.DataFrame, thresholds: dict, table: pl.DataFrame, offsets: pl.DataFrame, leaving: pl.DataFrame,
     spare: pl.DataFrame, pool_files: list[Path], live: pl.DataFrame, available: dict, cap: int, incremental: bool,
 ) -> dict:  # fmt: skip
@@ -567,8 +563,10 @@ def _commit(
         summary = _summary(settings, table, available, cap)
         manifest = {
             "format": FORMAT,
+            "code_version": CITEWORTH_SPLITS_VERSION,
             "settings": settings,
             "inputs": inputs,
+            "input_code_versions": input_code_versions(store, [cw.PARAGRAPHS, cw.CANDIDATES], inputs),
             "files": files,
             "summary": summary,
         }
@@ -598,7 +596,7 @@ def _commit(
         merged.write_parquet(root / f"pool-{tag}-c.parquet", compression="lz4")
         pool = [f"pool-{tag}-c.parquet"]
     save_state(root, out / "manifest.json", FORMAT,
-               {**names, "pool": pool, "fingerprints": fp_cache,
+               {**names, "pool": pool,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
     for stale in root.glob("*.parquet"):
         if stale.name not in names.values() and stale.name not in pool:

@@ -49,11 +49,12 @@ if TYPE_CHECKING:
 
 from corpus.release import pes2o
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
-from corpus.release.pes2o_table import ASSET, RULES, SOURCES, timestamp
+from corpus.release.pes2o_table import ASSET, PES2O_SCHEMA, RULES, SOURCES, timestamp
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import (
     day_fingerprints,
     file_sha256,
+    input_code_versions,
     link_or_copy,
     load_state,
     locked,
@@ -61,7 +62,8 @@ from corpus.release.state import (
     save_state,
     state_dir,
 )
-from corpus.store import Store, atomic_write_bytes, swap_dir
+from corpus.store import Store, atomic_write_bytes, scan_days, swap_dir
+from corpus.versions import FIRST_RECORDED
 
 # The version of pes2o_v1 and pes2o_v2 (corpus.versions): bump it whenever their rows change.
 PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/1"
@@ -298,12 +300,13 @@ def _day_rows(store: Store, version: str, days: Iterable[str]) -> pl.DataFrame:
     files = [_partition_file(store, d) for d in sorted(days)]
     if not files:
         return _empty(_ROW_SCHEMA)
+    columns = ("source", "id", f"{version}_keep", f"{version}_reason", "created", "created_date", "words")
     frame = (
-        pl.scan_parquet(files, hive_partitioning=True)
+        scan_days(files, {c: PES2O_SCHEMA[c] for c in columns}, hive=True)
         .select(
             pl.col("source"),
             pl.col("id"),
-            pl.col("date").cast(pl.Utf8),
+            pl.col("date"),
             pl.col(f"{version}_keep").fill_null(False).alias("keep"),
             pl.col(f"{version}_reason").alias("reason"),
             pl.col("created"),
@@ -521,10 +524,13 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
     final = release_dir(home, version)
     root, _ = _state_paths(home, version)
     state = load_state(root, final / "manifest.json", FORMAT)
-    inputs, fp_cache = day_fingerprints(store, ASSET, days, (state or {}).get("fingerprints"))
+    inputs = day_fingerprints(store, ASSET, days)
     old_manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8")) if state else None
-    if old_manifest is not None and old_manifest.get("settings") != settings.layout():
-        state = old_manifest = None
+    if old_manifest is not None and (
+        old_manifest.get("settings") != settings.layout()
+        or old_manifest.get("code_version", FIRST_RECORDED["pes2o_v1"]) != PES2O_RELEASE_VERSION
+    ):
+        state = old_manifest = None  # other settings or another writer: built again in full
     after = len(all_days) - len(days)
     if old_manifest is not None and old_manifest.get("inputs") == inputs:
         return Plan(str(home), version, settings.__dict__, "unchanged", "", "", 0,
@@ -561,7 +567,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
         layout.select("stem", "source", "id", "split", "words").write_parquet(work / "layout.parquet")
         meta = {
             "inputs": inputs,
-            "fingerprints": fp_cache,
+            "input_code_versions": input_code_versions(store, [ASSET], inputs),
             "reuse": reuse,
             "signatures": sigs,
             "old_signatures": old_sigs,
@@ -615,11 +621,15 @@ def _scatter(store: Store, version: str, fetch: pl.DataFrame, spill: Path, tag: 
     sinks: dict[int, tuple[Any, pa.ipc.RecordBatchStreamWriter]] = {}
     schema = pa.schema([("source", pa.string()), ("id", pa.string()), ("text", pa.string())])
     options = pa.ipc.IpcWriteOptions(compression="lz4")
+    keep = f"{version}_keep"
     try:
         for (day,), want in fetch.group_by(["last_day"]):
             rows = (
-                pl.scan_parquet(_partition_file(store, day))
-                .select("source", "id", "text", pl.col(f"{version}_keep").alias("keep"))
+                scan_days(
+                    [_partition_file(store, day)],
+                    {c: PES2O_SCHEMA[c] for c in ("source", "id", "text", keep)},
+                )
+                .select("source", "id", "text", pl.col(keep).alias("keep"))
                 .join(want.lazy().select("source", "id", "_task"), on=_KEYS, how="inner")
                 .collect()
             )
@@ -796,7 +806,7 @@ def commit_release(plan: Plan) -> dict:
     index = index.select(list(INDEX_SCHEMA)).sort(_KEYS)
     for split in SPLITS:
         (staging / split).mkdir(parents=True, exist_ok=True)  # present even when empty
-    summary = _summary(plan.version, settings, meta["inputs"], index, layout, entries)
+    summary = _summary(plan.version, settings, meta, index, layout, entries)
     (staging / "manifest.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
@@ -809,7 +819,7 @@ def commit_release(plan: Plan) -> dict:
     root.mkdir(parents=True, exist_ok=True)
     index.write_parquet(root / name)
     save_state(root, final / "manifest.json", FORMAT,
-               {"index": name, "fingerprints": meta["fingerprints"], "signatures": sigs})  # fmt: skip
+               {"index": name, "signatures": sigs})  # fmt: skip
     for stale in root.glob("index-*.parquet"):
         if stale.name != name:
             stale.unlink(missing_ok=True)
@@ -818,10 +828,11 @@ def commit_release(plan: Plan) -> dict:
             "days_after_cutoff": meta["days_after_cutoff"], "days_changed": meta["days_changed"]}  # fmt: skip
 
 
-def _summary(version: str, settings: ReleaseSettings, inputs: dict, index: pl.DataFrame, layout: pl.DataFrame,
+def _summary(version: str, settings: ReleaseSettings, meta: dict, index: pl.DataFrame, layout: pl.DataFrame,
              entries: list[dict]) -> dict:  # fmt: skip
-    """The manifest: settings, input fingerprints, statistics, funnel and files (all from the
-    key index and the layout, so a carried-over shard is never read)."""
+    """The manifest: settings, the writer's code version, input fingerprints and the code
+    versions that made those days, statistics, funnel and files (all from the key index and the
+    layout, so a carried-over shard is never read)."""
     reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
     for source, keep, reason, n in index.group_by("source", "keep", "reason").len().iter_rows():
         reasons.setdefault(source, Counter())[None if keep else reason] += n
@@ -841,8 +852,10 @@ def _summary(version: str, settings: ReleaseSettings, inputs: dict, index: pl.Da
     return {
         "format": FORMAT,
         "version": version,
+        "code_version": PES2O_RELEASE_VERSION,
         "settings": settings.layout(),
-        "inputs": dict(sorted(inputs.items())),
+        "inputs": dict(sorted(meta["inputs"].items())),
+        "input_code_versions": meta["input_code_versions"],
         "stats": stats,
         "funnel": funnel_rows(reasons, after, {(s["source"], s["split"]): s["documents"] for s in stats}),
         "files": sorted(entries, key=lambda f: f["path"]),

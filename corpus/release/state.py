@@ -2,10 +2,9 @@
 
 A release (peS2o v1/v2, CiteWorth) records in its manifest the *content* fingerprint of every
 daily partition it was built from (sha256 of the partition's Parquet files, so a day
-re-materialised with the same rows keeps its fingerprint and the release stays byte-identical).
-Hashing every partition on every run would cost as much as reading the corpus, so the
-fingerprints are cached in the release's state, keyed by each file's size, mtime and inode:
-only new or rewritten files are hashed. The state lives under ``$CORPUS_HOME/.index/``
+re-materialised with the same rows keeps its fingerprint and the release stays byte-identical),
+and the code versions that made them. Both come from each partition's provenance, recorded
+when it was written (corpus.store), so no partition is hashed again here. The state lives under ``$CORPUS_HOME/.index/``
 (outside the release, which holds data only) and names the sha256 of the manifest it belongs
 to, so a release changed or removed behind its back is rebuilt in full, never patched.
 """
@@ -18,14 +17,14 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from corpus.store import Store, atomic_write_bytes, file_sha256, partition_fingerprint
+from corpus.store import Store, atomic_write_bytes, file_sha256
 
 __all__ = [
     "day_fingerprints",
+    "input_code_versions",
     "file_sha256",
     "link_or_copy",
     "load_state",
@@ -43,33 +42,38 @@ def state_dir(home: str | Path, name: str) -> Path:
     return Path(home) / INDEX / name
 
 
-def day_fingerprints(
-    store: Store, asset: str, days: Iterable[str], cache: Mapping[str, Any] | None = None
-) -> tuple[dict[str, str], dict[str, Any]]:
-    """``({day: fingerprint}, new_cache)`` for the given partitions of ``asset``.
-
-    The fingerprint is :func:`corpus.store.partition_fingerprint` (sha256 over the partition's
-    Parquet files, names and bytes). ``cache`` is the previous run's ``new_cache``: a day whose files
-    have the same size, mtime and inode is not read again.
-    """
-    cache = cache or {}
+def day_fingerprints(store: Store, asset: str, days: Iterable[str]) -> dict[str, str]:
+    """``{day: fingerprint}`` for the given partitions of ``asset``: the content fingerprint each
+    recorded when it was written (:meth:`corpus.store.Store.fingerprint`; sha256 over the
+    partition's Parquet files, names and bytes), so no partition is read or hashed here."""
     prints: dict[str, str] = {}
-    new_cache: dict[str, Any] = {}
     for day in days:
-        folder = store.partition_dir(asset, day)
-        with os.scandir(folder) as it:
-            entries = sorted(
-                (e for e in it if e.name.endswith(".parquet") and e.is_file()), key=lambda e: e.name
-            )
-        stats = []
-        for e in entries:
-            st = e.stat()
-            stats.append([e.name, st.st_size, st.st_mtime_ns, st.st_ino])
-        old = cache.get(day)
-        fp = old[1] if old is not None and old[0] == stats else partition_fingerprint(folder)
-        prints[day] = fp
-        new_cache[day] = [stats, fp]
-    return prints, new_cache
+        fingerprint = store.fingerprint(asset, day)
+        if fingerprint is not None:
+            prints[day] = fingerprint
+    return prints
+
+
+def input_code_versions(
+    store: Store, assets: Iterable[str], days: Iterable[str]
+) -> dict[str, dict[str, str]]:
+    """What a release records of the code behind what it read: ``{asset: {code version: days}}``,
+    the days as ``first..last`` ranges (one line per version, however many days)."""
+    from corpus.provenance import built_version, day_ranges
+
+    days = list(days)
+    out: dict[str, dict[str, str]] = {}
+    for asset in assets:
+        by_version: dict[str, list[str]] = {}
+        for day in days:
+            version = built_version(store, asset, day)
+            if version is not None:
+                by_version.setdefault(version, []).append(day)
+        out[asset] = {
+            v: ", ".join(a if a == b else f"{a}..{b}" for a, b in day_ranges(ds))
+            for v, ds in sorted(by_version.items())
+        }
+    return out
 
 
 def link_or_copy(src: Path, dst: Path) -> None:

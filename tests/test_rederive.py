@@ -1,0 +1,332 @@
+"""``make rederive`` on real landing days, after the code changes as a user's checkout would
+(a copy of the project with a stage's version bumped): exactly that stage's days are rebuilt,
+then downstream only the days whose inputs' content changed; the stale-code check names the
+days first; a failing day makes the command fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DAYS = ["2007-03-31", "2020-10-03", "2023-08-02", "2025-03-22"]  # 2020-10-03: 2004.14974 with LaTeX
+FILES = ["src/2004.14974.tar.gz", "src/2408.12714.tar.gz", "pdf/1706.03762.pdf", "tei/1706.03762.tei.xml"]
+DAILY = [
+    "arxiv_metadata",
+    "arxiv_metadata_failures",
+    "arxiv_pdfs",
+    "arxiv_sources",
+    "grobid_tei",
+    "pdf_parses",
+    "latex_parses",
+    "papers",
+    "fulltext_ids",
+    "bib_entries",
+    "pes2o",
+    "citeworth_paragraphs",
+    "citeworth_candidates",
+]
+pytestmark = pytest.mark.slow
+
+
+def _env(base: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "CORPUS_HOME": str(base / "data"),
+        "DAGSTER_HOME": str(base / "dagster_home"),
+        "CORPUS_LANDING": str(base / "landing"),
+        "CORPUS_START_DATE": "2007-03-31",
+    }
+
+
+def _project_copy(base: Path, name: str) -> Path:
+    """The project's code as a user's next checkout would hold it (edited by the test)."""
+    copy = base / name
+    for part in ("corpus", "corpus_assets", "resources", "sensors"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("workspace.yaml", "pyproject.toml"):
+        shutil.copy(REPO / part, copy / part)
+    return copy
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def _bump(copy: Path, module: str, name: str) -> str:
+    """Move a stage's version constant one step, as a change to that stage would."""
+    path = copy / "corpus" / module
+    text = path.read_text()
+    found = re.search(rf'^{name} = "([^"]+)/(\d+)"', text, re.M)
+    assert found, f"no {name} in {path}"
+    new = f"{found.group(1)}/{int(found.group(2)) + 1}"
+    path.write_text(text.replace(found.group(0), f'{name} = "{new}"'))
+    return new
+
+
+def _rederive(base: Path, code: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**_env(base), "PYTHONPATH": str(code)}
+    return subprocess.run(
+        [sys.executable, "-m", "corpus_assets.rederive", *args],
+        cwd=code,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _counts(base: Path) -> Counter:
+    """Materialisations per (asset, day) in the instance."""
+    os.environ["DAGSTER_HOME"] = str(base / "dagster_home")
+    counts: Counter = Counter()
+    with dg.DagsterInstance.get() as instance:
+        for asset in DAILY:
+            for rec in instance.fetch_materializations(dg.AssetKey(asset), limit=10_000).records:
+                counts[(asset, rec.partition_key)] += 1
+    return counts
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, shared_landing):
+    base = tmp_path_factory.mktemp("rederive")
+    landing = base / "landing"
+    for kind in ("oai", "pdf", "src", "tei"):
+        (landing / kind).mkdir(parents=True)
+    for day in DAYS:
+        shutil.copy(shared_landing / "oai" / f"{day}.xml", landing / "oai")
+    for name in FILES:
+        shutil.copy(shared_landing / name, landing / name)
+    (base / "dagster_home").mkdir()
+    shutil.copy(REPO / "dagster.yaml", base / "dagster_home" / "dagster.yaml")
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-m", "corpus_assets.demo", "--landing", str(landing)],
+        cwd=REPO,
+        env=_env(base),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    saved = os.environ.get("DAGSTER_HOME")
+    yield base
+    if saved is None:
+        os.environ.pop("DAGSTER_HOME", None)
+    else:
+        os.environ["DAGSTER_HOME"] = saved
+
+
+def test_a_build_leaves_nothing_to_rederive(built):
+    done = _rederive(built, REPO)
+    assert done.returncode == 0, done.stderr
+    assert "nothing to re-derive" in done.stdout
+
+
+def test_the_code_versions_sensor_reports_every_daily_assets_check(built):
+    from resources.store import CorpusStore
+    from sensors.rederive import corpus_code_versions
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
+    with dg.DagsterInstance.get() as instance:
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_code_versions"
+        )
+        found = corpus_code_versions(context)
+    assert {e.asset_key.to_user_string() for e in found.asset_events} == set(DAILY)
+    assert json.loads(found.cursor)["through"] > 0  # the first tick: every check reported once
+
+
+def test_the_check_names_the_days_built_by_older_code(built):
+    from corpus.store import Store
+    from corpus_assets.rederive import current_versions
+    from sensors.rederive import code_version_tick
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    store = Store(built / "data")
+    versions = current_versions(DAILY)
+    with dg.DagsterInstance.get() as instance:
+        first, cursor = code_version_tick(instance, store, versions, None)
+        assert {e.asset_key.to_user_string() for e in first} == set(DAILY) and all(e.passed for e in first)
+        for e in first:
+            instance.report_runless_asset_event(e)
+        again, cursor = code_version_tick(instance, store, versions, cursor)
+        assert again == []  # nothing changed: nothing reported
+        newer = {**versions, "latex_parses": "corpus.parse.latex/999"}  # the code location reloaded
+        changed, _ = code_version_tick(instance, store, newer, cursor)
+    assert [e.asset_key.to_user_string() for e in changed] == ["latex_parses"]
+    (check,) = changed
+    assert not check.passed
+    assert "2007-03-31, 2020-10-03, 2023-08-02, 2025-03-22 (4 days)" in check.description
+    assert check.metadata["days"].value == "2007-03-31, 2020-10-03, 2023-08-02, 2025-03-22"
+
+
+def test_a_fix_of_one_paper_rederives_its_stage_and_that_days_downstream_only(built):
+    code = _project_copy(built, "code_v2")
+    version = _bump(code, "parse/latex.py", "PARSER_VERSION")
+    _edit(  # the "fix": one paper's first paragraph reads differently
+        code / "corpus" / "parse" / "days.py",
+        '    return parse_row(paper_id, "latex", doc.model_dump(), warnings=warnings)',
+        "    dumped = doc.model_dump()\n"
+        '    if paper_id == "2004.14974":\n'
+        '        dumped["body_text"][0]["text"] += " Revised."\n'
+        '    return parse_row(paper_id, "latex", dumped, warnings=warnings)',
+    )
+    before = _counts(built)
+    dry = _rederive(built, code, "--dry-run")
+    assert dry.returncode == 0 and f"-> {version}" in dry.stdout, dry.stdout + dry.stderr
+    assert _counts(built) == before  # a dry run runs nothing
+    done = _rederive(built, code)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "done, 3 round(s)" in done.stdout  # latex_parses; papers & co.; pes2o (reads papers)
+    added = _counts(built) - before
+    changed_day = {
+        "papers",
+        "fulltext_ids",
+        "bib_entries",
+        "pes2o",
+        "citeworth_paragraphs",
+        "citeworth_candidates",
+    }
+    expected = Counter({("latex_parses", d): 1 for d in DAYS})
+    expected.update({(a, "2020-10-03"): 1 for a in changed_day})
+    assert added == expected
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    with dg.DagsterInstance.get() as instance:
+        rederive_runs = [r for r in instance.get_runs() if "corpus/rederive" in r.tags]
+    assert rederive_runs and {r.job_name for r in rederive_runs} == {"corpus_daily"}  # not __ASSET_JOB
+    assert all(r.is_success for r in rederive_runs)
+    again = _rederive(built, code)
+    assert again.returncode == 0 and "nothing to re-derive" in again.stdout
+    assert _counts(built) - before == expected
+
+
+def test_a_bump_that_changes_no_row_stops_at_its_stage(built):
+    code = _project_copy(built, "code_v3")
+    _bump(code, "parse/latex.py", "PARSER_VERSION")
+    _bump(code, "parse/latex.py", "PARSER_VERSION")  # past code_v2's, and its paper fix is not here:
+    _bump(code, "parse/tei.py", "TEI_PARSER_VERSION")  # the one paper changes back; pdf_parses: nothing
+    before = _counts(built)
+    done = _rederive(built, code)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    added = _counts(built) - before
+    assert {a for a, _ in added} == {
+        "latex_parses",
+        "pdf_parses",
+        *("papers", "fulltext_ids", "bib_entries", "pes2o", "citeworth_paragraphs", "citeworth_candidates"),
+    }
+    assert {(a, d) for a, d in added if a == "pdf_parses"} == {("pdf_parses", d) for d in DAYS}
+    # pdf_parses gave the same rows: nothing below it ran for its sake, only 2020-10-03's paper
+    assert {d for a, d in added if a not in ("latex_parses", "pdf_parses")} == {"2020-10-03"}
+
+
+def test_a_day_that_fails_makes_the_command_fail(built):
+    code = _project_copy(built, "code_broken")
+    _bump(code, "papers/bibliography.py", "BIB_ENTRIES_VERSION")
+    _edit(
+        code / "corpus" / "papers" / "days.py",
+        "    store = Store(Path(home))\n    rows = []\n",
+        '    if day == "2023-08-02":\n        raise RuntimeError("a broken stage")\n'
+        "    store = Store(Path(home))\n    rows = []\n",
+    )
+    done = _rederive(built, code, "--from", "2023-08-02", "--to", "2025-03-22")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "round 1 failed" in done.stderr
+
+
+OLD_SCHEMA_SCRIPT = """
+import json, sys
+from pathlib import Path
+import dagster as dg
+from corpus.store import PROVENANCE, Store
+from corpus_assets.launch import LocalLauncher
+store, day = Store(Path(sys.argv[1])), sys.argv[2]
+for asset in sys.argv[3:]:
+    frame = store.read_partition(asset, day)
+    store.write_partition(asset, day, frame.drop(frame.columns[-1]))  # as written before that column
+    marker = store.partition_dir(asset, day) / f"_{PROVENANCE}"
+    record = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**record, "code_version": "an older version"}))
+with dg.DagsterInstance.get() as instance:
+    launcher = LocalLauncher(instance)
+    run = launcher.run("corpus_graph", run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}})
+    launcher.close()
+print("RUN", run.status.value)
+"""
+
+
+def test_days_written_before_a_new_column_are_read_with_it_null_then_rederived(built):
+    """The policy for a new column in a daily table: the cross-day assets read the days written
+    before it with the column null (corpus.store.scan_days); those days were built by an older
+    stage version, so they are named stale and `make rederive` rebuilds them."""
+    read_cross_day = [
+        "papers",
+        "bib_entries",
+        "fulltext_ids",
+        "pes2o",
+        "citeworth_paragraphs",
+        "citeworth_candidates",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_SCHEMA_SCRIPT, str(built / "data"), "2023-08-02", *read_cross_day],
+        cwd=REPO,
+        env=_env(built),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "RUN SUCCESS" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    plan = _rederive(built, REPO, "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    for asset in read_cross_day:
+        assert f"  {asset}: an older version -> " in plan.stdout
+
+
+def test_the_rederive_sensor_submits_a_round_then_waits_for_it(built):
+    """corpus_rederive (off by default) from the UI: one round's backfills of corpus_daily per
+    tick, tagged corpus/rederive, and nothing more while they are not done."""
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    from corpus_assets.definitions import DAILY
+    from resources.store import CorpusStore
+    from sensors.rederive import build_rederive_sensor
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    sensor = build_rederive_sensor(DAILY)
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
+    with dg.DagsterInstance.get() as instance:
+        before = {b.backfill_id for b in instance.get_backfills()}
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive"
+        )
+        first = sensor(context)
+        new = [b for b in instance.get_backfills() if b.backfill_id not in before]
+        assert new and all(b.tags["corpus/rederive_round"] == "1" for b in new), first.skip_reason
+        assert {k.to_user_string() for b in new for k in b.asset_selection} >= {"papers", "pes2o"}
+        assert {b.partition_set_origin.partition_set_name for b in new} == {"corpus_daily_partition_set"}
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=first.cursor
+        )
+        second = sensor(context)
+        assert "in progress" in second.skip_reason.skip_message
+        assert len(instance.get_backfills()) == len(before) + len(new)
+        for b in new:  # not run here: put away, as a failed round
+            instance.update_backfill(b.with_status(BulkActionStatus.CANCELED))
+        context = dg.build_sensor_context(
+            instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=second.cursor
+        )
+        third = sensor(context)  # the same round again, an hour later at the earliest: no backfill storm
+        assert "round 1 failed" in third.skip_reason.skip_message
+        assert len(instance.get_backfills()) == len(before) + len(new)
