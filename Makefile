@@ -19,7 +19,7 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_D
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill rederive test-containers
+.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill rederive test-containers test-chaos test-upgrade
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,10 +75,19 @@ test: venv dagster-home
 
 # The compose deployment run for real (docker/README.md): Docker, Compose and mmdebstrap from apt
 # where missing, dockerd started if none answers, images built from Debian packages (cached), the
-# stack's checks (docker/test_stack.py), then the host put back as found. Skips, saying so, where
-# Docker cannot run at all.
+# stack's checks (docker/test_stack.py), its faults (test_chaos.py) and an upgrade in place
+# (test_upgrade.py), then the host put back as found. Skips, saying so, where Docker cannot run.
 test-containers: venv
-	bash docker/test-containers.sh
+	bash docker/test-containers.sh docker/test_stack.py docker/test_chaos.py docker/test_upgrade.py
+
+# Only the faults (docker/test_chaos.py, ~20 minutes: kill -9 of each service, Grobid busy and
+# hanging, a full data volume, the stack stopped and restarted, with each executor), or only the
+# upgrade in place (docker/test_upgrade.py); same set-up and clean-up as test-containers.
+test-chaos: venv
+	bash docker/test-containers.sh docker/test_chaos.py
+
+test-upgrade: venv
+	bash docker/test-containers.sh docker/test_upgrade.py
 
 # The Dagster UI on 127.0.0.1:3000, first partition moved back to the landing zone's earliest day.
 # Dagster starts in $(DAGSTER_HOME), beside the dagster.yaml it uses (in the repository it warned
