@@ -91,8 +91,14 @@ def chaos():
         )  # fmt: skip
         # the test launches its own backfills: the landing sensor would build the days too, and
         # the daily assets' automation re-materialises days a backfill built (a separate issue)
-        s.sensor("landing_oai_sensor", running=False)
-        s.sensor("corpus_automation", running=False)
+        # (a stop sent while the webserver still loads the location answers an error: again)
+        for name in ("landing_oai_sensor", "corpus_automation"):
+            for _ in range(30):
+                said = s.sensor(name, running=False)
+                if said == "STOPPED":
+                    break
+                time.sleep(2)
+            assert said == "STOPPED", f"{name} not stopped: {said}"
         s.wait_daemon()
         s.fill_landing(DAYS, landing_ids(DAYS))
         c.timings = {"stack_up_s": round(time.monotonic() - t0, 1)}
