@@ -148,9 +148,12 @@ class Chaos:
     def backfills(self) -> list[str]:
         return [self.round.backfill, *self.round.extra_backfills] if self.round else []
 
-    def round_runs(self) -> list[dict]:
-        """The round's runs: its backfills' runs and their retries (which keep the backfill tag)."""
-        keys = ",".join(f"'{b}'" for b in self.backfills())
+    def round_runs(self, backfills: list[str] | None = None) -> list[dict]:
+        """The round's runs (or ``backfills``'): their runs and retries (which keep the tag)."""
+        backfills = backfills or self.backfills()
+        if not backfills:
+            return []
+        keys = ",".join(f"'{b}'" for b in backfills)
         rows = self.psql(
             "select r.run_id, r.status, coalesce(s.value, ''), coalesce(e.value, ''), coalesce(f.value, ''), b.value "
             "from runs r join run_tags b on b.run_id = r.run_id and b.key = 'dagster/backfill' "
@@ -265,7 +268,7 @@ class Chaos:
         failed one is still to be retried (the retry daemon launches it within seconds). Not the
         backfills' own status: Dagster marks one complete up to 30 s after its last run."""
         backfills = backfills or self.backfills()
-        runs = [r for r in self.round_runs() if r["backfill"] in backfills]
+        runs = self.round_runs(backfills)
         if {r["backfill"] for r in runs} != set(backfills):
             return True
         if any(r["status"] not in ("SUCCESS", "FAILURE", "CANCELED") for r in runs):

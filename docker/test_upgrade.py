@@ -12,7 +12,7 @@ Afterwards run history, event log and materialisations are all there, as they we
 service runs the new image, the ``built_by_current_code`` checks of that stage's two assets name
 every day built before (the ``corpus_code_versions`` sensor, within a tick) while every other
 daily asset's passes, and ``python -m corpus_assets.rederive`` (``make rederive``) run in the
-daemon container rebuilds exactly those (asset, day) pairs in runs of the new image; their rows
+code server's container (the one with the data volume) rebuilds exactly those (asset, day) pairs in runs of the new image; their rows
 do not change, so nothing downstream runs, and the checks pass again.
 """
 
@@ -193,11 +193,13 @@ def test_the_stack_upgrades_in_place(chaos):
     # make rederive against the stack: exactly the stale (asset, day) pairs, in the new image
     mark = c.max_event_id()
     t_rederive = time.monotonic()
-    done = s.dc("exec", "-T", "daemon", "python", "-W", "ignore", "-m", "corpus_assets.rederive",
+    # in the code server's container: the one with the data volume (the daemon has none: the
+    # sensors run in the code server); the daemon runs the backfills it submits
+    done = s.dc("exec", "-T", "code", "python", "-W", "ignore", "-m", "corpus_assets.rederive",
                 profiles=c.profiles, timeout=900, check=False)  # fmt: skip
     rederive_s = round(time.monotonic() - t_rederive, 1)
     print(
-        f"\nmake rederive in the daemon container ({rederive_s} s):\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        f"\nmake rederive in the code container ({rederive_s} s):\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = c.psql(
