@@ -19,7 +19,7 @@ DEMO_LANDING := $(if $(CORPUS_LANDING),$(CORPUS_LANDING),$(CURDIR)/$(if $(BULK_D
 DEMO_RECORDS ?= 300
 DEMO_DAYS ?= 5
 
-.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill rederive test-containers
+.PHONY: demo test lint ui venv venv-base dagster-home sample bench clean backfill rederive test-containers test-chaos test-upgrade
 
 define install
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -78,10 +78,23 @@ test: venv dagster-home
 
 # The compose deployment run for real (docker/README.md): Docker, Compose and mmdebstrap from apt
 # where missing, dockerd started if none answers, images built from Debian packages (cached), the
-# stack's checks (docker/test_stack.py), then the host put back as found. Skips, saying so, where
-# Docker cannot run at all.
+# stack's checks (docker/test_stack.py), its faults (test_chaos.py: the six service kills and a
+# Celery worker's and Redis's every time, four more picked by the printed seed, to keep .ci/run
+# under an hour) and an upgrade in place (test_upgrade.py), then the host put back as found.
+# Skips, saying so, where Docker cannot run.
 test-containers: venv
-	bash docker/test-containers.sh
+	CORPUS_CHAOS_SUBSET=1 CORPUS_CHAOS_BUDGET_S=$${CORPUS_CHAOS_BUDGET_S:-1500} \
+	  bash docker/test-containers.sh docker/test_stack.py docker/test_chaos.py docker/test_upgrade.py
+
+# Every fault (docker/test_chaos.py, ~30 minutes on 2 cores: kill -9 of each service, Grobid busy
+# and hanging, a full data volume, the stack stopped and restarted, with each executor;
+# CORPUS_CHAOS_SEED repeats a run, CORPUS_CHAOS_FAULTS=a,b picks some), or only the upgrade in
+# place (docker/test_upgrade.py, ~6 minutes alone); same set-up and clean-up as test-containers.
+test-chaos: venv
+	bash docker/test-containers.sh docker/test_chaos.py
+
+test-upgrade: venv
+	bash docker/test-containers.sh docker/test_upgrade.py
 
 # The Dagster UI on 127.0.0.1:$(UI_PORT) (3000), first partition moved back to the landing zone's
 # earliest day. Dagster starts in $(DAGSTER_HOME), beside the dagster.yaml it uses (in the repository

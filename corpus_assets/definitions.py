@@ -22,6 +22,7 @@ from corpus_assets.jobs import (
     daily_condition,
 )
 from corpus_assets.rederive import code_check, daily_graph
+from corpus_assets.run_monitoring import pool_slots
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
 from resources.store import CorpusStore
@@ -117,6 +118,7 @@ defs = dg.Definitions(
         build_catch_up_sensor(READS),
         corpus_code_versions,
         build_rederive_sensor(DAILY),
+        pool_slots,
         *deployment_sensors(),
     ],
     resources=build_resources(),

@@ -500,13 +500,33 @@ def run_stage(
 # ---------------------------------------------------------------- executors
 
 
+# Celery settings of the run's executor (which sends steps and polls their results) that the
+# workers' docker/celery.yaml repeats: a Redis that restarts (kill -9, an upgrade) is waited for
+# instead of failing the run. Publishing a step retries for ~2 minutes (dagster_celery's default:
+# 3 tries within 1.5 s), reading or storing a result for ~5 (Celery's default: not at all).
+CELERY_CONFIG_SOURCE: dict[str, Any] = {
+    "broker_transport_options": {
+        "max_retries": 30,
+        "interval_start": 0,
+        "interval_step": 1,
+        "interval_max": 5,
+    },
+    "result_backend_always_retry": True,
+    "result_backend_max_retries": 30,
+}
+
+
 def executor_config(kind: ExecutorKind, settings: DeploymentSettings | None = None) -> dict[str, Any]:
     """The executor's config block (``execution: config:`` of a run) for each kind."""
     settings = settings or DeploymentSettings.from_env()
     if kind == "inprocess":
         return {}
     if kind == "celery":
-        return {"broker": settings.celery_broker, "backend": settings.celery_backend}
+        return {
+            "broker": settings.celery_broker,
+            "backend": settings.celery_backend,
+            "config_source": CELERY_CONFIG_SOURCE,
+        }
     if kind == "k8s":
         return {
             "job_namespace": settings.k8s_namespace,

@@ -31,6 +31,10 @@ Dagster's own way reaches runs it launched through a code server; for a run exec
 its own process (``dagster asset materialize``, a code server restarted since) this
 launcher interrupts the recorded worker as Ctrl-C would (the step fails, the Pipes worker
 is interrupted too), and kills it when it does not end.
+
+A step that waits for a pool slot while one is free is handed it (:func:`assign_free_pool_slots`,
+the ``pool_slots`` sensor): Dagster 1.13.27 gives a waiting step a slot only when another step
+frees one, and a slot freed while a step was queueing itself is given to nobody.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ RUNTIME_PER_DAY_ENV = "CORPUS_RUN_TIMEOUT_S_PER_DAY"
 # is a run that has stopped, not a slow one.
 DEFAULT_RUNTIME_PER_DAY_S = 3600
 INTERRUPT_GRACE_S = 30.0  # after Ctrl-C, before kill -9
+POOL_WAIT_GRACE_S = 10.0  # a step queued this recently may still be handed its slot by Dagster itself
 _PID_EVENT = re.compile(r"Started process for (?:run|resuming job) \(pid: (\d+)\)")
 WORKER_PID, WORKER_HOST, WORKER_START = "pid", "host", "process_start"  # the worker's engine event
 
@@ -242,3 +247,61 @@ class LocalRunLauncher(dg.DefaultRunLauncher):
         )
         os.kill(pid, signal.SIGKILL)
         return _ended(pid, start, 10)
+
+
+def assign_free_pool_slots(
+    instance: dg.DagsterInstance, grace_s: float = POOL_WAIT_GRACE_S
+) -> dict[str, int]:
+    """Hand each pool's free slots to the steps of live runs waiting for one; returns how many
+    per pool.
+
+    Dagster 1.13.27 queues a step for a pool (``claim_concurrency_slot``) by asking whether a
+    slot is unassigned and then inserting the step, assigned or not by that answer; a step that
+    frees its slot assigns it to the first step already queued. A slot freed between the two
+    reads goes to nobody: the step waits for a free slot until some other step of the pool ends,
+    for ever if none does (the last run of a backfill waited on a free ``grobid`` slot for its
+    whole maximum runtime). Steps queued less than ``grace_s`` ago are left to Dagster.
+    """
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return {}
+    now = time.time()
+    given: dict[str, int] = {}
+    for key in sorted(storage.get_concurrency_keys()):
+        info = storage.get_concurrency_info(key)  # read again per pool: it moves while we look
+        assigned = sum(1 for step in info.pending_steps if step.assigned_timestamp is not None)
+        waiting = [
+            step
+            for step in info.pending_steps
+            if step.assigned_timestamp is None and step.enqueued_timestamp.timestamp() <= now - grace_s
+        ]
+        if not waiting or info.slot_count <= assigned:
+            continue
+        runs = instance.get_runs(RunsFilter(run_ids=sorted({step.run_id for step in waiting})))
+        live = {run.run_id for run in runs if not run.is_finished}  # a dead run's steps: the daemon's
+        count = min(info.slot_count - assigned, sum(1 for step in waiting if step.run_id in live))
+        for _ in range(count):
+            storage.assign_pending_steps([key])  # the first queued step, as Dagster itself would
+        if count:
+            given[key] = count
+    return given
+
+
+@dg.sensor(
+    name="pool_slots",
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Hands a pool's free slots to steps left waiting for them (a race in Dagster 1.13.27 "
+    "can leave a step waiting for a free slot until its run's maximum runtime).",
+)
+def pool_slots(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+    given = assign_free_pool_slots(context.instance)
+    if not given:
+        return dg.SkipReason("no step waits for a free pool slot")
+    for key, count in given.items():
+        context.log.warning(f"pool {key}: {count} free slot(s) handed to steps waiting for them")
+    return dg.SkipReason(
+        "handed free slots to waiting steps: " + ", ".join(f"{k} {n}" for k, n in given.items())
+    )

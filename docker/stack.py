@@ -84,6 +84,7 @@ class Stack:
     port: int = field(default_factory=free_port)
     password: str = field(default_factory=lambda: secrets.token_hex(12))
     extra_env: dict[str, str] = field(default_factory=dict)
+    extra_files: tuple[str, ...] = ()  # compose files after docker-compose.yml and compose.test.yml
     compose: list[str] = field(default_factory=compose_command)
     log: list[str] = field(default_factory=list)
 
@@ -125,6 +126,8 @@ class Stack:
             "-f",
             str(DOCKER_DIR / "compose.test.yml"),
         ]
+        for name in self.extra_files:
+            args += ["-f", str(DOCKER_DIR / name)]
         for profile in profiles:
             args += ["--profile", profile]
         return args
@@ -180,15 +183,32 @@ class Stack:
         raise StackError(f"daemons not all healthy after {timeout_s} s: {last}")
 
     def down(self) -> None:
-        """Everything the stack made: its services, run and worker containers, network, volumes."""
-        launched = set()
-        for label in (RUN_ID_LABEL, WORKER_LABEL):
-            launched |= set(
-                self.docker("ps", "-aq", "--filter", f"label={label}", check=False).stdout.split()
-            )
-        if launched:
-            self.docker("rm", "-f", *launched, check=False)
-        self.dc("--profile", "celery", "down", "-v", "--remove-orphans", "--timeout", "20", timeout=300)
+        """Everything the stack made: its services, run and worker containers, network, volumes.
+        What launches containers stops first (the daemon launches runs, runs and Celery workers
+        launch Pipes workers): one launched in between kept the network in use."""
+        self.dc(
+            "--profile",
+            "celery",
+            "stop",
+            "--timeout",
+            "10",
+            "daemon",
+            "celery-worker",
+            check=False,
+            timeout=120,
+        )
+        for attempt in range(2):
+            launched = set()
+            for label in (RUN_ID_LABEL, WORKER_LABEL):
+                launched |= set(
+                    self.docker("ps", "-aq", "--filter", f"label={label}", check=False).stdout.split()
+                )
+            if launched:
+                self.docker("rm", "-f", *launched, check=False)
+            done = self.dc("--profile", "celery", "down", "-v", "--remove-orphans", "--timeout", "20",
+                           timeout=300, check=attempt == 1)  # fmt: skip
+            if done.returncode == 0:
+                return
 
     # ------------------------------------------------------------------ the landing volume
 

@@ -3,7 +3,9 @@
 #  1. installs what is missing (root, apt): docker.io, docker-compose (Debian's 1.29), mmdebstrap;
 #  2. starts dockerd if no daemon answers, after recording the host's bridges, iptables and sysctls;
 #  3. builds the Debian base and every image (docker/build-local-base.sh; cached between runs);
-#  4. runs docker/test_stack.py (the stack up on real landing days, checks (a)-(f), stack down -v);
+#  4. runs the stack's tests, given as arguments (default docker/test_stack.py: the stack up on real
+#     landing days, checks (a)-(f), stack down -v; docker/test_chaos.py: faults, see its docstring;
+#     docker/test_upgrade.py: an image swapped in place);
 #  5. removes whatever the stack left, stops the daemon it started and puts the host back
 #     (docker0, the iptables chains, ip_forward as found): on success, failure or interrupt.
 # Where Docker cannot run at all (no daemon answers and none can be started), it says so and
@@ -42,7 +44,8 @@ cleanup() {
   local rc=$?
   if "$DOCKER" version >/dev/null 2>&1; then
     # what an interrupted test may have left: launched run and Pipes containers, then the stack
-    ids=$("$DOCKER" ps -aq --filter label=dagster/run_id; "$DOCKER" ps -aq --filter label=io.corpus.pipes-worker)
+    ids=$("$DOCKER" ps -aq --filter label=dagster/run_id; "$DOCKER" ps -aq --filter label=io.corpus.pipes-worker
+         "$DOCKER" ps -aq --filter label=io.corpus.chaos)
     [ -n "$ids" ] && "$DOCKER" rm -f $ids >/dev/null 2>&1 || true
     if command -v docker-compose >/dev/null 2>&1; then compose=(docker-compose); else compose=("$DOCKER" compose); fi
     "${compose[@]}" --env-file docker/local-images.env -p corpus -f docker/docker-compose.yml \
@@ -70,4 +73,6 @@ t_build=$(date +%s)
 bash docker/build-local-base.sh
 log "images ready in $(( $(date +%s) - t_build )) s"
 
-"$PY" -m pytest docker/test_stack.py -p no:cacheprovider -q -ra
+[ $# -gt 0 ] || set -- docker/test_stack.py
+# each test carries its own time limit; no traceback dumps of the long ones (faulthandler)
+"$PY" -m pytest "$@" -p no:cacheprovider -q -ra -o faulthandler_timeout=0

@@ -8,7 +8,8 @@ PDF it knows gets back the TEI a real Grobid made from it (the recorded pairs in
 shared/data/pdf_tei_pairs and shared/landing, matched by the PDF's sha256).
 
 Faults are injected through :class:`Faults` (503 bursts, a status per PDF, slow
-answers, malformed TEI, 503s for the first k sends of a PDF). :func:`dead_url` is a
+answers, malformed TEI, 503s for the first k sends of a PDF; in the stand-in container,
+every PDF answered 503 between a SIGUSR1 and a SIGUSR2). :func:`dead_url` is a
 loopback URL where nothing listens. Bounded: 127.0.0.1 only, a free port, idle
 keep-alive connections close after ``idle_timeout_s``, every sleep waits on the stop
 event and is capped at ``max_sleep_s``; ``stop()`` returns within a few seconds.
@@ -92,6 +93,7 @@ class Faults:
     """What goes wrong, changeable while the server runs (guarded by the server's lock)."""
 
     busy_burst: int = 0  # the next N fulltext requests get 503 whatever the slots
+    all_busy: bool = False  # every fulltext request gets 503 until cleared (SIGUSR1 / SIGUSR2)
     status_for: dict[str, int] = field(default_factory=dict)  # pdf sha -> HTTP status
     slow_for: dict[str, float] = field(default_factory=dict)  # pdf sha -> extra seconds
     malformed_for: set[str] = field(default_factory=set)  # pdf sha -> truncated TEI
@@ -217,6 +219,8 @@ class FakeGrobid:
             if faults.busy_burst > 0:
                 faults.busy_burst -= 1
                 return 503, b"busy burst", "text/plain"
+            if faults.all_busy:
+                return 503, b"all engines busy", "text/plain"
             if faults.flaky_for.get(sha, 0) > 0:
                 faults.flaky_for[sha] -= 1
                 return 503, b"flaky", "text/plain"
@@ -361,6 +365,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"serving {len(tei_by_sha)} recorded PDF->TEI pairs", file=sys.stderr, flush=True)
             signal.signal(signal.SIGTERM, lambda *_: done.set())
             signal.signal(signal.SIGINT, lambda *_: done.set())
+            # the chaos test's "Grobid answering 503": every engine busy from SIGUSR1 to SIGUSR2
+            # (`docker kill --signal USR1 <grobid>`), the server itself up all along
+            signal.signal(signal.SIGUSR1, lambda *_: setattr(fake.faults, "all_busy", True))
+            signal.signal(signal.SIGUSR2, lambda *_: setattr(fake.faults, "all_busy", False))
         else:
             threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
         done.wait(args.max_seconds)

@@ -226,6 +226,7 @@ def test_compose_names_every_service_volume_and_healthcheck():
         "daemon",
         "redis",
         "celery-worker",
+        "migrate",
     }
     healthchecked = {name for name, svc in services.items() if "healthcheck" in svc}
     assert healthchecked == {"postgres", "grobid", "code", "webserver", "daemon", "redis"}
@@ -246,6 +247,7 @@ def test_compose_names_every_service_volume_and_healthcheck():
         "corpus_landing",
         "dagster_logs",
         "dagster_postgres",
+        "redis_data",
     }
     for name in ("code", "celery-worker"):
         assert {"corpus_data:/data", "corpus_landing:/landing"} <= set(services[name]["volumes"])
@@ -261,6 +263,16 @@ def test_compose_names_every_service_volume_and_healthcheck():
     for name in ("webserver", "daemon"):
         assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert services[name]["depends_on"]["code"]["condition"] == "service_healthy"
+        # the storage is migrated to the image's Dagster before they start (issue 32, item 5)
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    migrate = services["migrate"]
+    assert migrate["command"] == ["dagster", "instance", "migrate"] and migrate["restart"] == "no"
+    assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert migrate["image"] == services["daemon"]["image"] == services["webserver"]["image"]
+    # Redis keeps queued steps and unread results through a restart (the chaos test killed it)
+    assert (
+        "--appendonly" in services["redis"]["command"] and "redis_data:/data" in services["redis"]["volumes"]
+    )
     assert all("corpus" in svc["networks"] for svc in services.values())
 
 
@@ -276,8 +288,29 @@ def test_image_workspace_and_celery_files():
     assert server == {"host": "code", "port": 4000, "location_name": "corpus"}
     celery = yaml.safe_load((DOCKER / "celery.yaml").read_text())
     assert celery["execution"]["config"]["broker"] == {"env": "CORPUS_CELERY_BROKER"}
+    # the workers acknowledge a step when it ends (a killed worker's step is handed out again), and
+    # wait for a restarting Redis as the executor does
+    for name, timeout in (("celery.yaml", 4 * 3600), ("celery.test.yaml", 60)):
+        source = yaml.safe_load((DOCKER / name).read_text())["execution"]["config"]["config_source"]
+        assert source["task_acks_late"] and source["task_reject_on_worker_lost"], name
+        transport = dict(source["broker_transport_options"])
+        assert transport.pop("visibility_timeout") == timeout, name
+        for key, value in dep.CELERY_CONFIG_SOURCE.items():
+            assert (transport if key == "broker_transport_options" else source[key]) == value, (name, key)
     dockerignore = (REPO / ".dockerignore").read_text().split()
     assert {".venv", "data", "landing", ".dagster_home"} <= set(dockerignore)
+
+
+def test_an_upgrade_image_differs_only_in_its_last_layer_and_migrates_first():
+    """docker/test_upgrade.py swaps in an image built with another CORPUS_CODE_VERSION: the build
+    argument comes after every COPY and RUN (a seconds-long build, the rest from docker's cache),
+    and the stack migrates its storage with the image before the webserver and daemon start."""
+    lines = (DOCKER / "Dockerfile").read_text().splitlines()
+    arg = lines.index('ARG CORPUS_CODE_VERSION=""')
+    assert not [line for line in lines[arg:] if line.startswith(("COPY", "RUN"))]
+    services = _compose()["services"]
+    assert services["migrate"]["command"] == ["dagster", "instance", "migrate"]
+    assert [name for name, svc in services.items() if "migrate" in svc.get("command", [])] == ["migrate"]
 
 
 def test_image_build_stage_copies_everything_the_wheel_build_needs():

@@ -197,3 +197,34 @@ def test_the_step_job_of_the_k8s_executor_and_the_pipes_pod():
     )
     assert pod.spec.security_context.run_as_user == 10001
     assert pod.spec.service_account_name == settings.k8s_service_account
+
+
+def test_webserver_and_daemon_migrate_the_storage_before_they_start():
+    """Issue 32: `dagster instance migrate` in an init container of both pods (the chart's
+    ``extraPrependedInitContainers``), with the code location's image, the instance the chart
+    renders at its DAGSTER_HOME and the Postgres password its secret holds; each a valid
+    Kubernetes container. The chart's rendering itself is not run here (no helm)."""
+    from kubernetes.client import ApiClient, V1Container
+
+    instance = yaml.safe_load((K8S / "dagster-instance.yaml").read_text())
+    home = instance["run_launcher"]["config"]["dagster_home"]
+    secret = instance["run_launcher"]["config"]["postgres_password_secret"]
+    api = ApiClient()
+    for component in ("dagsterWebserver", "dagsterDaemon"):
+        (init,) = VALUES[component]["extraPrependedInitContainers"]
+        assert set(init) <= set(V1Container.attribute_map.values()), component  # no unknown field
+        container = api._ApiClient__deserialize(init, V1Container)
+        assert container.command == ["dagster", "instance", "migrate"], component
+        assert container.image == IMAGE, component
+        env = {e.name: e for e in container.env}
+        assert env["DAGSTER_HOME"].value == home
+        assert env["DAGSTER_PG_PASSWORD"].value_from.secret_key_ref.name == secret
+        assert instance["storage"]["postgres"]["postgres_db"]["password"] == {"env": "DAGSTER_PG_PASSWORD"}
+        (mount,) = container.volume_mounts
+        assert (mount.name, mount.mount_path, mount.sub_path) == (
+            "dagster-instance",
+            f"{home}/dagster.yaml",
+            "dagster.yaml",
+        )
+    assert VALUES["dagsterDaemon"]["runRetries"] == {"enabled": True, "maxRetries": 1}
+    assert instance["run_retries"] == {"enabled": True, "max_retries": 1}

@@ -248,6 +248,37 @@ def test_launcher_judges_the_recorded_worker(tmp_path):
     assert not process_alive(os.getpid(), start="1")  # same pid, another start time: reused
 
 
+def test_a_slot_freed_while_a_step_queues_is_handed_to_it(tmp_path):
+    """Dagster 1.13.27's race, played in its order: B sees no free slot, A frees its slot (handed to
+    nobody: nothing is queued yet), B queues itself unassigned. B then waits on a free slot for
+    ever; the pool_slots sensor's function hands it over, and only to live runs' steps."""
+    from corpus_assets.run_monitoring import assign_free_pool_slots
+
+    with dg.instance_for_test(overrides={"concurrency": {"pools": {"default_limit": 1}}}) as instance:
+        storage = instance.event_log_storage
+        job = defs.resolve_job_def("arxiv_metadata_job")
+        a, b, dead = (instance.create_run_for_job(job) for _ in range(3))
+        storage.initialize_concurrency_limit_to_default("grobid")
+        assert storage.claim_concurrency_slot("grobid", a.run_id, "grobid_tei").is_claimed
+        b_saw_a_free_slot = storage.has_unassigned_slots("grobid")  # B looks: A holds the slot
+        storage.free_concurrency_slot_for_step(a.run_id, "grobid_tei")  # A ends its step
+        storage.add_pending_step("grobid", b.run_id, "grobid_tei", should_assign=b_saw_a_free_slot)
+        storage.add_pending_step("grobid", dead.run_id, "grobid_tei", should_assign=False)
+        instance.report_run_failed(dead)
+        for _ in range(3):  # B asks again as its run would: blocked, with the slot free
+            assert not storage.claim_concurrency_slot("grobid", b.run_id, "grobid_tei").is_claimed
+        assert storage.get_concurrency_info("grobid").claimed_slots == []
+
+        assert assign_free_pool_slots(instance, grace_s=60) == {}  # queued just now: Dagster's turn
+        assert assign_free_pool_slots(instance, grace_s=0) == {"grobid": 1}
+        assert storage.claim_concurrency_slot("grobid", b.run_id, "grobid_tei").is_claimed
+        assert assign_free_pool_slots(instance, grace_s=0) == {}  # the one slot is taken
+        pending = storage.get_concurrency_info("grobid").pending_steps
+        assert [(p.run_id, p.assigned_timestamp is None) for p in pending if p.run_id == dead.run_id] == [
+            (dead.run_id, True)
+        ]  # not counted: the one free slot went to B (the daemon removes a failed run's steps)
+
+
 # ------------------------------------------------------------------------- scratch per process
 
 
