@@ -283,6 +283,25 @@ def _size_runs(instance: dg.DagsterInstance, days: int) -> None:
     os.environ["CORPUS_DAYS_PER_RUN"] = str(days_per_run_for(max(1, days), side_by_side))
 
 
+def _days_the_data_root_lacks(instance: dg.DagsterInstance, store: Store) -> str | None:
+    """Why "nothing to re-derive" would be a lie: the instance has materialised arxiv_metadata days
+    that this data root does not hold (run where the data is not mounted, e.g. a compose service
+    without the data volume, or CORPUS_HOME pointing elsewhere); None when the root holds them."""
+    if store.partitions("arxiv_metadata"):
+        return None
+    key = dg.AssetKey("arxiv_metadata")
+    built = (
+        instance.get_materialized_partitions(key) if instance.get_latest_materialization_event(key) else set()
+    )
+    if not built:
+        return None
+    return (
+        f"make rederive: this instance has built {len(built)} day(s) of arxiv_metadata, but the data root "
+        f"{store.home} holds none: run it where the corpus data is (CORPUS_HOME; in the compose stack, "
+        "in the code service: docker-compose exec code python -m corpus_assets.rederive)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -320,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
             if not planned.groups:
                 took = time.perf_counter() - started
                 if round_no == 1:
+                    if missing := _days_the_data_root_lacks(instance, store):
+                        print(missing, file=sys.stderr)
+                        return 2
                     print(
                         "make rederive: nothing to re-derive: every built partition was made by today's code "
                         "from the inputs it has now"

@@ -133,6 +133,16 @@ def test_a_build_leaves_nothing_to_rederive(built):
     assert "nothing to re-derive" in done.stdout
 
 
+def test_a_data_root_without_the_built_days_is_an_error_not_nothing_to_do(built, tmp_path):
+    """Run where the data is not mounted (a compose service without the data volume), the store
+    is empty while the instance has built days: saying "nothing to re-derive" would be a lie."""
+    env = {**_env(built), "PYTHONPATH": str(REPO), "CORPUS_HOME": str(tmp_path / "elsewhere")}
+    done = subprocess.run([sys.executable, "-m", "corpus_assets.rederive"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "holds none" in done.stderr and "nothing to re-derive" not in done.stdout
+
+
 def test_the_code_versions_sensor_reports_every_daily_assets_check(built):
     from resources.store import CorpusStore
     from sensors.rederive import corpus_code_versions
