@@ -79,11 +79,11 @@ test: venv dagster-home
 # The compose deployment run for real (docker/README.md): Docker, Compose and mmdebstrap from apt
 # where missing, dockerd started if none answers, images built from Debian packages (cached), the
 # stack's checks (docker/test_stack.py), its faults (test_chaos.py: the six service kills and a
-# Celery worker's and Redis's every time, four more picked by the printed seed, to keep .ci/run
+# Celery worker's and Redis's every time, one more picked by the printed seed, to keep .ci/run
 # under an hour) and an upgrade in place (test_upgrade.py), then the host put back as found.
 # Skips, saying so, where Docker cannot run.
 test-containers: venv
-	CORPUS_CHAOS_SUBSET=1 CORPUS_CHAOS_BUDGET_S=$${CORPUS_CHAOS_BUDGET_S:-1500} \
+	CORPUS_CHAOS_SUBSET=1 CORPUS_CHAOS_BUDGET_S=$${CORPUS_CHAOS_BUDGET_S:-900} \
 	  bash docker/test-containers.sh docker/test_stack.py docker/test_chaos.py docker/test_upgrade.py
 
 # Every fault (docker/test_chaos.py, ~30 minutes on 2 cores: kill -9 of each service, Grobid busy

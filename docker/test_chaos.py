@@ -49,12 +49,13 @@ INPROCESS_FAULTS = [
 CELERY_FAULTS = ["celery-worker-kill", "redis-kill", "pipes-kill", "postgres-kill", "stop-start"]
 # CORPUS_CHAOS_FAULTS=a,b,... runs only those (either executor's list); CORPUS_CHAOS_SUBSET=1
 # (make test-containers, so .ci/run) runs, per executor, the faults of ALWAYS and PICK more of the
-# others, picked by the seed (all of them: ~29 min on 2 cores; the subset not yet timed whole: its first 7 faults and the reference took 19 min); CORPUS_CHAOS_BUDGET_S:
-# no new fault is injected once the chaos test has run that long (the rest reported as not run).
+# others, picked by the seed (all of them: ~29 min on 2 cores, ~90 s a fault; the subset ~18 min);
+# CORPUS_CHAOS_BUDGET_S: no fault beyond ALWAYS is injected once the chaos test has run that long
+# (the rest reported as not run).
 ONLY = {f for f in os.environ.get("CORPUS_CHAOS_FAULTS", "").split(",") if f}
 SUBSET = os.environ.get("CORPUS_CHAOS_SUBSET") == "1"
 ALWAYS = {"inprocess": INPROCESS_FAULTS[:6], "celery": CELERY_FAULTS[:2]}
-PICK = {"inprocess": 3, "celery": 1}
+PICK = {"inprocess": 1, "celery": 0}
 BUDGET_S = float(os.environ.get("CORPUS_CHAOS_BUDGET_S") or 0)
 
 
@@ -103,7 +104,7 @@ def run_faults(c: Chaos, phase: str, names: list[str], rng: random.Random) -> di
             if not ONLY:
                 c.report.append({"fault": fault.name, "not_run": f"not picked by seed {c.seed} this run"})
             continue
-        if BUDGET_S and time.monotonic() - c.started > BUDGET_S:
+        if BUDGET_S and time.monotonic() - c.started > BUDGET_S and fault.name not in ALWAYS[phase]:
             c.report.append({"fault": fault.name, "not_run": f"time budget ({BUDGET_S:.0f} s) spent"})
             print(f"  {fault.name}: not run, budget spent", flush=True)
             continue
