@@ -256,7 +256,7 @@ def test_a_slot_freed_while_a_step_queues_is_handed_to_it(tmp_path):
 
     with dg.instance_for_test(overrides={"concurrency": {"pools": {"default_limit": 1}}}) as instance:
         storage = instance.event_log_storage
-        job = defs.resolve_job_def("arxiv_metadata_job")
+        job = defs.resolve_job_def(METADATA_JOB)
         a, b, dead = (instance.create_run_for_job(job) for _ in range(3))
         storage.initialize_concurrency_limit_to_default("grobid")
         assert storage.claim_concurrency_slot("grobid", a.run_id, "grobid_tei").is_claimed
