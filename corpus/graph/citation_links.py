@@ -733,7 +733,7 @@ class _DayEdits:
             new = pl.concat([old.filter(~gone), added])
             self.final[day] = new
             self.changes[day] = (dropped, added)
-            if new.height == old.height and new.sort("entry_id").equals(old.sort("entry_id")):
+            if dropped.height == added.height and dropped.sort("entry_id").equals(added.sort("entry_id")):
                 continue  # the same links (e.g. entries linked again to the same paper): kept
             _count_via(dropped, via, -1)
             _count_via(added, via, 1)
