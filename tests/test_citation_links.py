@@ -48,14 +48,28 @@ def _day(store: Store, day: str, papers: list[dict], entries: list[dict]) -> Non
     store.write_partition("bib_entries", day, bib_frame(entries))
 
 
-def _full_links(store: Store, **kwargs) -> pl.DataFrame:
-    """What a first run over the same days gives (in a copy of the store without links)."""
+def _full_run(store: Store, **kwargs) -> tuple[pl.DataFrame, dict]:
+    """The links and summary of a first run over the same days (in a copy of the store without links)."""
     copy = Store(store.home.parent / f"{store.home.name}-full")
     shutil.rmtree(copy.home, ignore_errors=True)
     shutil.copytree(store.home, copy.home, ignore=shutil.ignore_patterns(ASSET))
     summary = update_links(copy.home, **kwargs)
     assert summary["mode"] == "full"
-    return read_links(copy)
+    return read_links(copy), summary | {"stats": _stats(copy)}
+
+
+def _stats(store: Store) -> pl.DataFrame:
+    """Every shard's per-day counts per field (its state's ``stats`` table), in one order."""
+    frames = []
+    for state in sorted((store.asset_dir(ASSET) / STATE_DIR).glob("shard-*/state.json")):
+        name = json.loads(state.read_text())["stats"]
+        frames.append(pl.read_ipc(state.parent / name, memory_map=False))
+    return pl.concat(frames).group_by("day", "field", "measure").agg(pl.col("n").sum()).sort(pl.all())
+
+
+def _full_links(store: Store, **kwargs) -> pl.DataFrame:
+    """What a first run over the same days gives."""
+    return _full_run(store, **kwargs)[0]
 
 
 def _reference(store: Store) -> pl.DataFrame:
@@ -181,7 +195,10 @@ def test_random_days_incremental_equals_full(tmp_path, n_shards, chunk):
         modes.append(summary["mode"])
         links = read_links(store)
         assert links.equals(_reference(store)), day
-        assert links.equals(_full_links(store, n_shards=n_shards, chunk_entries=chunk)), day
+        full, full_summary = _full_run(store, n_shards=n_shards, chunk_entries=chunk)
+        assert links.equals(full), day
+        assert summary["by_field"] == full_summary["by_field"], day  # Table 4 per field, kept per day
+        assert _stats(store).equals(full_summary["stats"]), day
         assert summary["links"] == links.height
         assert summary["via"] == dict(links.group_by("via").len().iter_rows())
     assert modes == ["full"] + ["incremental"] * 9 + ["unchanged"]
@@ -294,3 +311,33 @@ def test_full_run_equals_link_entries_on_the_latest_deliveries(tmp_path):
     assert update_links(tmp_path)["mode"] == "full"
     links = read_links(store)
     assert links.height == 0  # the citing paper's latest version was dropped: no references left
+
+
+def test_counts_per_field_follow_an_ambiguous_entry_to_its_papers_new_day(tmp_path):
+    """A paper whose entry is ambiguous (its publication names two papers) is delivered again on
+    a later day under another field: each day's counts (kept per day, moved by what changed)
+    equal a full run's, the ambiguous entry counted on its new day only."""
+    from corpus.papers.bibliography import bib_rows
+
+    store = Store(tmp_path / "data")
+    jr = "Astrophys.J.663:573-582,2007"
+
+    def paper(pid: str, field: str, journal_ref: str | None = None) -> dict:
+        return {"id": pid, "title": f"Paper {pid}", "norm_title": normalize_title(f"Paper {pid}"), "kept": True,
+                "journal_ref": journal_ref, "field_of_study": field, "drop_reason": None}  # fmt: skip
+
+    citing = bib_frame(bib_rows("2301.00001", {"bib_entries": {"b0": {"ref_id": "b0", "raw_text": "C. Author, ApJ 663, 573 (2007)"}}}))  # fmt: skip
+    empty = bib_frame([])
+    store.write_partition("papers", "2023-01-01", papers_frame([paper("0704.0059", "Physics", jr), paper("0704.9999", "Physics", jr)]))  # fmt: skip
+    store.write_partition("bib_entries", "2023-01-01", empty)
+    store.write_partition("papers", "2023-01-02", papers_frame([paper("2301.00001", "Physics")]))
+    store.write_partition("bib_entries", "2023-01-02", citing)
+    assert update_links(store.home)["by_field"]["Physics"]["ambiguous_publication"] == 1
+    store.write_partition("papers", "2023-01-03", papers_frame([paper("2301.00001", "Mathematics")]))
+    store.write_partition("bib_entries", "2023-01-03", citing)
+    summary = update_links(store.home)
+    full, full_summary = _full_run(store)
+    assert summary["mode"] == "incremental" and read_links(store).equals(full)
+    assert summary["by_field"] == full_summary["by_field"]
+    assert summary["by_field"]["Mathematics"] == {"entries": 1, "ambiguous_publication": 1}
+    assert _stats(store).equals(full_summary["stats"])

@@ -58,6 +58,17 @@ import polars as pl
 from corpus.graph import deliveries
 from corpus.graph.deliveries import DELIVERY_SCHEMA, LATEST_SCHEMA, same_content, stamp
 from corpus.graph.link_index import Side, TitleIndex, fnv1a, remove_paths
+from corpus.graph.link_stats import (
+    AMBIGUOUS_SCHEMA,
+    EMPTY_AMBIGUOUS,
+    EMPTY_STATS,
+    STATS_SCHEMA,
+    Moves,
+    by_field,
+    days_stats,
+    entry_ids,
+    with_delta,
+)
 from corpus.graph.linking import (
     ENTRY_COLUMNS,
     LINK_SCHEMA,
@@ -178,12 +189,6 @@ def links_by_definition(home: str | Path) -> pl.DataFrame:
         pl.col("id").alias("paper_id"), "doi", "norm_title", "journal_ref"
     )
     return link_entries(entries.select(ENTRY_COLUMNS), targets).sort("entry_id")
-
-
-def _entry_ids(store: Store, day: str) -> pl.DataFrame:
-    """``entry_id, citing_id`` of one day's ``bib_entries`` (only those columns are read)."""
-    path = store.partition_dir("bib_entries", day) / "part-0.parquet"
-    return scan_days([path], {"entry_id": pl.String, "citing_id": pl.String}).collect()
 
 
 def read_entries(store: Store, day: str) -> pl.DataFrame:
@@ -472,7 +477,7 @@ def link_shard(
                 if fps != old:  # files rewritten with the same content: remember their stamps
                     sh.commit({**state, "fingerprints": fps})
                 return _summary("unchanged", fps, [], state["links"], state["via"],
-                                by_field=_by_field(sh.table("stats", _STATS_SCHEMA)))  # fmt: skip
+                                by_field=by_field(sh.table("stats", STATS_SCHEMA)))  # fmt: skip
         (sh.dir / "running").write_text(sh.run)
         if state is None:
             return _full(store, sh, fps, chunk_entries, threshold)
@@ -509,15 +514,14 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         )
         links, reasons = link_entries_with_reasons(entries, targets, t)
         reasons = reasons.join(entries.select("entry_id", "citing_id"), on="entry_id")
-        by_day = links.join(winners, on="citing_id", how="left").partition_by("_day", as_dict=True)
-        for (day,), part in by_day.items():
+        dated = links.join(winners, on="citing_id", how="left")
+        for (day,), part in dated.partition_by("_day", as_dict=True).items():
             sh.write_day(day, part)
             written.add(day)
-        for day in run:
-            stats.append(_day_stats(store, day, _of_day(entries, winners, day),
-                                    by_day.get((day,), _EMPTY_LINKS), reasons))  # fmt: skip
+        decided = entries.select("entry_id", "citing_id").join(winners, on="citing_id")
+        stats.append(days_stats(store, decided, dated, reasons))
         _count_via(links, via, 1)
-        ambiguous.append(reasons.select(list(_AMBIGUOUS_SCHEMA)))
+        ambiguous.append(reasons.select(list(AMBIGUOUS_SCHEMA)))
         index.entries.add(_with_link_t(entries, links, t))
         del entries, links
     for path in link_files(store):
@@ -533,13 +537,13 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         "latest": sh.write_table("latest", latest),
         "deliveries": sh.write_table("deliveries", delivered),
         "pubs": sh.write_table("pubs", sh.pubs),
-        "ambiguous": sh.write_table("ambiguous", pl.concat([_EMPTY_AMBIGUOUS, *ambiguous])),
-        "stats": sh.write_table("stats", stats := pl.concat([_EMPTY_STATS, *stats])),
+        "ambiguous": sh.write_table("ambiguous", pl.concat([EMPTY_AMBIGUOUS, *ambiguous])),
+        "stats": sh.write_table("stats", stats := pl.concat([EMPTY_STATS, *stats])),
     }
     sh.commit(state)
     sh.clean_after_crash()  # whatever an older state left in the shard's directory
     return _summary("full", fps, days, state["links"], via, new_entries=index.entries.live,
-                    by_field=_by_field(stats))  # fmt: skip
+                    by_field=by_field(stats))  # fmt: skip
 
 
 class _Laps:
@@ -619,27 +623,30 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     via = dict(state["via"])
     rewritten = edits.apply(sh, via)
     # entries whose status was decided again leave the ambiguous ones; those still ambiguous return
-    ambiguous = sh.table("ambiguous", _AMBIGUOUS_SCHEMA)
-    ambiguous = ambiguous.filter(
-        ~pl.col("citing_id").is_in(mine["id"].implode())
-        & ~pl.col("entry_id").is_in(pl.concat([relink["entry_id"], changed_links["entry_id"]]).implode())
+    ambiguous = sh.table("ambiguous", AMBIGUOUS_SCHEMA)
+    redone = pl.col("citing_id").is_in(mine["id"].implode()) | pl.col("entry_id").is_in(
+        pl.concat([relink["entry_id"], changed_links["entry_id"]]).implode()
     )
-    ambiguous = pl.concat([ambiguous, reasons.join(relink.select("entry_id", "citing_id"), on="entry_id")
-                           .select(list(_AMBIGUOUS_SCHEMA))])  # fmt: skip
+    amb_out = ambiguous.filter(redone)
+    amb_in = reasons.join(relink.select("entry_id", "citing_id"), on="entry_id").select(
+        list(AMBIGUOUS_SCHEMA)
+    )
+    ambiguous = pl.concat([ambiguous.filter(~redone), amb_in])
     stats_days = set(edits.final) | set(mine["old_day"].drop_nulls()) | set(mine["day"].drop_nulls())
     winners = latest.select(pl.col("id").alias("citing_id"), pl.col("day").alias("_day"))
     mine_all = winners.filter(pl.Series(shard_of(winners["citing_id"], sh.n_shards) == sh.shard))
-    fresh = []
-    for day in sorted(stats_days):
-        if not store.has_partition("bib_entries", day) or day not in fps:
-            continue
-        ids = _entry_ids(store, day).with_columns(pl.lit(day).alias("_day"))
-        ids = ids.join(mine_all, on=["citing_id", "_day"], how="semi")
-        fresh.append(_day_stats(store, day, ids, edits.final.get(day, edits.current(day)), ambiguous))
-    stats = sh.table("stats", _STATS_SCHEMA).filter(
-        ~pl.col("day").is_in(pl.Series(sorted(stats_days | set(gone)), dtype=pl.String).implode())
+    # the counts of days read again are computed again; of the other days, moved by what changed
+    valid = {d for d in stats_days if store.has_partition("bib_entries", d) and d in fps}
+    again_days = sorted(valid & set(changed))
+    ids = entry_ids(store, again_days).join(mine_all, on=["citing_id", "_day"], how="semi")
+    day_links = [edits.final.get(d, edits.current(d)).with_columns(_day=pl.lit(d)) for d in again_days]
+    out_days = (stats_days - valid) | set(gone) | set(again_days)
+    stats = sh.table("stats", STATS_SCHEMA).filter(
+        ~pl.col("day").is_in(pl.Series(sorted(out_days), dtype=pl.String).implode())
     )
-    stats = pl.concat([stats, *fresh])
+    stats = pl.concat([stats, days_stats(store, ids, pl.concat([_EMPTY_DAY_LINKS, *day_links]), ambiguous)])
+    moves = Moves(mine, latest, new_entries, edits.changes, amb_out, amb_in)
+    stats = with_delta(store, stats, moves.rows(store, sorted(valid - set(changed))))
     lap("day_files")
     # entries whose link changed get their new title threshold: out with the old index rows
     again = pl.concat([stale.with_columns(pl.col("_seg").cast(pl.Int32)), moved])
@@ -667,7 +674,10 @@ def _incremental(store: Store, sh: _Shard, fps: dict, changed: list[str], gone: 
     lap("commit")
     return _summary("incremental", fps, changed, state["links"], state["via"], new_entries=new_entries.height,
                     stale=stale.height, probed=probed, changed=changed_links.height, days_rewritten=rewritten,
-                    cpu_steps=lap.steps, by_field=_by_field(stats))  # fmt: skip
+                    cpu_steps=lap.steps, by_field=by_field(stats))  # fmt: skip
+
+
+_EMPTY_DAY_LINKS = _EMPTY_LINKS.with_columns(_day=pl.lit(None, pl.String))
 
 
 class _DayEdits:
@@ -681,6 +691,7 @@ class _DayEdits:
         self.added: dict[str, list[pl.DataFrame]] = {}
         self._cache: dict[str, pl.DataFrame] = {}
         self.final: dict[str, pl.DataFrame] = {}  # the links of each day file rewritten
+        self.changes: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}  # (dropped, added) links
 
     def current(self, day: str) -> pl.DataFrame:
         """The stored links of ``day`` (cached: read once per run)."""
@@ -713,17 +724,19 @@ class _DayEdits:
         written = 0
         for day in days:
             old = self.current(day)
-            new = old
-            if day in self.citing:
-                new = new.filter(~pl.col("citing_id").is_in(pl.concat(self.citing[day]).implode()))
             added = pl.concat(self.added[day]).cast(LINK_SCHEMA) if day in self.added else _EMPTY_LINKS
             drop = [added["entry_id"], *self.entries.get(day, [])]
-            new = pl.concat([new.filter(~pl.col("entry_id").is_in(pl.concat(drop).implode())), added])
+            gone = pl.col("entry_id").is_in(pl.concat(drop).implode())
+            if day in self.citing:
+                gone = gone | pl.col("citing_id").is_in(pl.concat(self.citing[day]).implode())
+            dropped = old.filter(gone)
+            new = pl.concat([old.filter(~gone), added])
             self.final[day] = new
-            if new.height == old.height and new.sort("entry_id").equals(old.sort("entry_id")):
+            self.changes[day] = (dropped, added)
+            if dropped.height == added.height and dropped.sort("entry_id").equals(added.sort("entry_id")):
                 continue  # the same links (e.g. entries linked again to the same paper): kept
-            _count_via(old, via, -1)
-            _count_via(new, via, 1)
+            _count_via(dropped, via, -1)
+            _count_via(added, via, 1)
             sh.write_day(day, new)
             written += 1
         return written
@@ -934,63 +947,3 @@ def _pub_affected(
     for (day,), part in found.join(day_of, on="citing_id").partition_by("day", as_dict=True).items():
         edits.drop_entries(day, part["entry_id"])
     return found.select(*ENTRY_COLUMNS, "_seg", "_row")
-
-
-# --------------------------------------------------------------------------- Table 4 per field
-
-_AMBIGUOUS_SCHEMA = {"entry_id": pl.String, "citing_id": pl.String}
-_EMPTY_AMBIGUOUS = pl.DataFrame(schema=_AMBIGUOUS_SCHEMA)
-_STATS_SCHEMA = {"day": pl.String, "field": pl.String, "measure": pl.String, "n": pl.Int64}
-_EMPTY_STATS = pl.DataFrame(schema=_STATS_SCHEMA)
-
-
-def _of_day(entries: pl.DataFrame, winners: pl.DataFrame, day: str) -> pl.DataFrame:
-    """``[entry_id, citing_id]`` of the entries whose citing paper's deciding delivery is ``day``."""
-    decided = winners.filter(pl.col("_day") == day).select("citing_id")
-    return entries.select("entry_id", "citing_id").join(decided, on="citing_id", how="semi")
-
-
-def _day_stats(
-    store: Store, day: str, entries: pl.DataFrame, links: pl.DataFrame, ambiguous: pl.DataFrame
-) -> pl.DataFrame:
-    """One day's counts per field of study of the citing paper (S2ORC Table 4, per field):
-    ``entries``, links per ``via``, and ``ambiguous_publication`` entries (_STATS_SCHEMA)."""
-    if entries.height == 0:
-        return _EMPTY_STATS
-    papers = scan_days(  # the two columns it needs (a day written without fields: null)
-        [store.partition_dir("papers", day) / "part-0.parquet"],
-        {"id": pl.String, "field_of_study": pl.String},
-    ).collect()
-    fields = papers.select(
-        pl.col("id").alias("citing_id"), pl.col("field_of_study").fill_null("unknown").alias("field")
-    ).unique("citing_id")
-    parts = [
-        entries.select("citing_id", pl.lit("entries").alias("measure")),
-        links.join(entries.select("entry_id"), on="entry_id", how="semi").select(
-            "citing_id", pl.col("via").alias("measure")
-        ),
-        ambiguous.join(entries.select("entry_id"), on="entry_id", how="semi").select(
-            "citing_id", pl.lit("ambiguous_publication").alias("measure")
-        ),
-    ]
-    rows = (
-        pl.concat(parts)
-        .join(fields, on="citing_id", how="left")
-        .with_columns(pl.col("field").fill_null("unknown"))
-    )
-    return (
-        rows.group_by("field", "measure")
-        .len("n")
-        .select(pl.lit(day).alias("day"), "field", "measure", "n")
-        .cast(_STATS_SCHEMA)
-    )
-
-
-def _by_field(stats: pl.DataFrame) -> dict[str, dict[str, int]]:
-    """``{field: {measure: n}}`` over every day (what the summary and the asset's table show)."""
-    out: dict[str, dict[str, int]] = {}
-    for field_, measure, n in (
-        stats.group_by("field", "measure").agg(pl.col("n").sum()).sort("field", "measure").iter_rows()
-    ):
-        out.setdefault(field_, {})[measure] = int(n)
-    return out
