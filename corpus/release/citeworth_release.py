@@ -633,9 +633,10 @@ def _commit(
     root.mkdir(parents=True, exist_ok=True)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
     names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "chosen")}
-    papers.write_parquet(root / names["papers"])
-    keys.write_parquet(root / names["keys"])
-    table.drop("line").write_parquet(root / names["chosen"])
+    # written whole every run, read back the next: LZ4 (as the pool) writes and reads them faster than zstd
+    papers.write_parquet(root / names["papers"], compression="lz4")
+    keys.write_parquet(root / names["keys"], compression="lz4")
+    table.drop("line").write_parquet(root / names["chosen"], compression="lz4")
     pool = [p.name for p in pool_files]
     if spare.height:
         spare.write_parquet(root / f"pool-{tag}.parquet", compression="lz4")
