@@ -15,7 +15,9 @@ counts) and split 80/10/10 by a hash of the paper id.
 How a run stays proportional to what changed. The manifest records a content fingerprint per
 day (both tables); only days whose fingerprint changed are read. The state under
 ``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
-key, field, day and hash, so the chosen set is recomputed from keys alone, (3) the released
+key, field, day and hash in (paper_id, section_index) order, so the chosen set is recomputed
+from keys alone by ranking hashes per field (a new day merges its keys in; nothing is sorted
+whole), (3) the released
 paragraphs with the byte length and Table 2 numbers of their lines, and (4) a *pool*: the
 lines of available paragraphs outside the release whose hash is at or below a per-field
 threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default cap, the median of
