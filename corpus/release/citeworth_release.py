@@ -496,14 +496,22 @@ def _run(
     if new_lines["line"].null_count():
         raise RuntimeError("a chosen paragraph has no line (a bug)")
     # the chosen keys in their (paper_id, section_index) order, each with its line's numbers: kept
-    # from the last release (no line: copied from its file) or new (with its line)
+    # from the last release (no line: copied from its file) or new (with its line); the list
+    # columns are taken by row number, as a join on the keys would hash-gather them too
     lines = pl.concat([
         before.select(*line_keys, *_LINE_COLUMNS, pl.lit(None, pl.Binary).alias("line")),
         new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length"),
                                pl.Series("digest", [_line_digest(x) for x in new_lines["line"]], pl.Binary))
         .select(*line_keys, *_LINE_COLUMNS, "line"),
     ])  # fmt: skip
-    table = chosen.join(lines, on=line_keys, how="left", maintain_order="left").select(*CHOSEN_SCHEMA, "line")
+    where = chosen.select(line_keys).join(
+        lines.select(line_keys).with_row_index("_i"), on=line_keys, how="left", maintain_order="left"
+    )["_i"]
+    if where.null_count():
+        raise RuntimeError("a chosen paragraph has no line (a bug)")
+    table = chosen.hstack(lines.select(pl.col(*_LINE_COLUMNS, "line").gather(where))).select(
+        *CHOSEN_SCHEMA, "line"
+    )
     spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
     summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
                       leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
