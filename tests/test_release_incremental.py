@@ -229,6 +229,32 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     _assert_shareable(cw.release_dir(home))
 
 
+def test_citeworth_state_without_its_key_order_is_rebuilt_in_full(tmp_path):
+    """A state saved before the key table was kept in (paper_id, section_index) order (no
+    ``key_order``) is not merged into: the release is built in full, the bytes of a full build."""
+    from corpus.release import citeworth as cw
+    from corpus.release import citeworth_release
+
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    _cw_day(
+        home, "2024-01-02", {f"2401.{n:05d}": (_FIELDS[n % 3], 2, "The model is trained") for n in range(9)}
+    )
+    assert citeworth_release.build_release(home)["mode"] == "full"
+    path = home / ".index" / citeworth_release.STATE / "state.json"
+    state = json.loads(path.read_text())
+    del state["key_order"]
+    path.write_text(json.dumps(state, sort_keys=True))
+    _cw_day(home, "2024-01-01", {f"2312.{n:05d}": (_FIELDS[n % 4], 3, "Results are shown") for n in range(7)})
+    summary = citeworth_release.build_release(home)
+    assert summary["mode"] == "full" and summary["full_because"].startswith("_Stale")
+    assert "order" in summary["full_because"]
+    assert _cw_tree(home) == _cw_full(home, scratch)
+    _assert_split_digests(cw.release_dir(home))
+    _cw_day(home, "2024-01-03", {"2401.00001": ("Physics", 1, "A newer version says")})
+    assert citeworth_release.build_release(home)["mode"] == "incremental"
+    assert _cw_tree(home) == _cw_full(home, scratch)
+
+
 def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     """The three pure steps a scheduler can spread: plan, tasks in any order (here in other
     processes, last task first), commit; the bytes of write_release."""

@@ -15,7 +15,9 @@ counts) and split 80/10/10 by a hash of the paper id.
 How a run stays proportional to what changed. The manifest records a content fingerprint per
 day (both tables); only days whose fingerprint changed are read. The state under
 ``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
-key, field, day and hash, so the chosen set is recomputed from keys alone, (3) the released
+key, field, day and hash in (paper_id, section_index) order, so the chosen set is recomputed
+from keys alone by ranking hashes per field (a new day merges its keys in; nothing is sorted
+whole), (3) the released
 paragraphs with the byte length and Table 2 numbers of their lines, and (4) a *pool*: the
 lines of available paragraphs outside the release whose hash is at or below a per-field
 threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default cap, the median of
@@ -72,6 +74,7 @@ STATE = "citeworth_release"
 POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
 _POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
 _KEYS = ["paper_id", "section_index"]
+_KEY_ORDER = "paper_id,section_index"  # the state's key and chosen tables are kept in this order
 
 PAPER_SCHEMA: dict[str, Any] = {"paper_id": pl.Utf8, "days": pl.List(pl.Utf8)}
 KEY_SCHEMA: dict[str, Any] = {
@@ -168,40 +171,57 @@ def _update(
     )
     papers = pl.concat([marked.filter(~hit).drop("_f"), affected]).cast(PAPER_SCHEMA)  # type: ignore[arg-type]
     latest = affected.select("paper_id", pl.col("days").list.last().alias("date"))
-    touched = pl.concat([affected.select("paper_id"), marked.filter(hit).select("paper_id")]).unique()
-    keys = pl.concat([keys.join(touched, on="paper_id", how="anti"), _kept_keys(store, latest, seed)])
-    return papers, keys
+    touched = pl.concat([affected["paper_id"], marked.filter(hit)["paper_id"]]).unique()
+    # the key table stays in (paper_id, section_index) order: the touched papers' keys leave and
+    # their new ones are merged in (a paper's keys are all old or all new), no sort of the table
+    kept = keys.filter(~pl.col("paper_id").is_in(touched.implode()))
+    fresh_keys = _kept_keys(store, latest, seed).sort(_KEYS)
+    return papers, kept.merge_sorted(fresh_keys, key="paper_id") if kept.height else fresh_keys
 
 
-def _choose(keys: pl.DataFrame, cap: int) -> pl.DataFrame:
-    """Per field, the ``cap`` keys with the smallest (h, paper_id, section_index)."""
-    return (
-        keys.sort("h", "paper_id", "section_index")
-        .filter(pl.int_range(pl.len()).over("field") < cap)
-        .sort("paper_id", "section_index")
+def _ranked(keys: pl.DataFrame) -> pl.DataFrame:
+    """``keys`` (in (paper_id, section_index) order) with ``_rank``: 1-based, per field, by
+    (h, paper_id, section_index); an ordinal rank breaks ties of ``h`` by row order, which is
+    that key order. Ranking hashes per field costs far less than sorting the table by them."""
+    return keys.with_columns(pl.col("h").rank("ordinal").over("field").cast(pl.Int64).alias("_rank"))
+
+
+def _choose(ranked: pl.DataFrame, cap: int) -> pl.DataFrame:
+    """Per field, the ``cap`` keys with the smallest (h, paper_id, section_index), in
+    (paper_id, section_index) order."""
+    return ranked.filter(pl.col("_rank") <= cap).drop("_rank")
+
+
+def _hash_at(ranked: pl.DataFrame, ranks: dict[str, int]) -> dict[str, int]:
+    """Per field, the hash of the key at the given 1-based rank."""
+    want = pl.DataFrame(
+        {"field": list(ranks), "_rank": list(ranks.values())}, schema={"field": pl.Utf8, "_rank": pl.Int64}
     )
+    return {f: int(h) for f, h in ranked.join(want, on=["field", "_rank"]).select("field", "h").iter_rows()}
 
 
 def _thresholds(
-    keys: pl.DataFrame, cap: int, old: dict[str, int], pool_counts: dict[str, int]
+    ranked: pl.DataFrame,
+    available: dict[str, int],
+    cap: int,
+    old: dict[str, int],
+    pool_counts: dict[str, int],
 ) -> dict[str, int]:
     """Per field, the largest hash the pool covers: kept from the last run while it covers the
     chosen keys and the pool is not far beyond the cap, else the hash at cap x (1 + margin)."""
-    ranked = keys.sort("h", "paper_id", "section_index").with_columns(
-        pl.int_range(pl.len()).over("field").alias("_rank")
-    )
+    fields = [f for f in CITEWORTH_FIELDS if available.get(f)]
+    need = _hash_at(ranked, {f: min(cap, available[f]) for f in fields}) if cap else {}
     out = {}
-    for f in CITEWORTH_FIELDS:
-        mine = ranked.filter(pl.col("field") == f)
-        if not mine.height:
-            continue
-        need = mine["h"][min(cap, mine.height) - 1] if cap else -1
+    for f in fields:
         have = old.get(f)
-        if have is not None and have >= need and pool_counts.get(f, 0) <= cap * (1 + _POOL_TRIM) + 16:
+        if (
+            have is not None
+            and have >= need.get(f, -1)
+            and pool_counts.get(f, 0) <= cap * (1 + _POOL_TRIM) + 16
+        ):
             out[f] = have
-        else:
-            out[f] = int(mine["h"][min(mine.height, math.ceil(cap * (1 + POOL_MARGIN)) + 16) - 1])
-    return out
+    margin = {f: min(available[f], math.ceil(cap * (1 + POOL_MARGIN)) + 16) for f in fields if f not in out}
+    return {**out, **_hash_at(ranked, margin)}
 
 
 def _line_digest(line: bytes) -> bytes:
@@ -430,6 +450,8 @@ def _run(
         papers, keys, before = _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(CHOSEN_SCHEMA)
         pool_files, thresholds, changed, removed = [], {}, set(inputs), set()
     else:
+        if state.get("key_order") != _KEY_ORDER:
+            raise _Stale("the state's key table is not kept in (paper_id, section_index) order")
         papers = _read(root / state["papers"], PAPER_SCHEMA)
         keys = _read(root / state["keys"], KEY_SCHEMA)
         before = _read(root / state["chosen"], CHOSEN_SCHEMA)
@@ -440,41 +462,56 @@ def _run(
     papers, keys = _update(store, seed, papers, keys, changed, removed)
     available = dict(keys.group_by("field").len().iter_rows())
     cap = cw.default_cap(available) if per_field is None else per_field
-    chosen = _choose(keys, cap)
+    ranked = _ranked(keys)
+    chosen = _choose(ranked, cap)
     # the pool: every available paragraph up to its field's threshold has its line in the release
     # (chosen) or in a pool file; what is in neither is read from its day
     pool_keys = _pool_scan(pool_files).select(line_keys).unique().collect() if pool_files else _empty(
         {k: KEY_SCHEMA[k] for k in line_keys}
     )  # fmt: skip
     live = pool_keys.join(keys.select(*line_keys, "field"), on=line_keys)
-    thresholds = _thresholds(keys, cap, thresholds, dict(live.group_by("field").len().iter_rows()))
+    thresholds = _thresholds(
+        ranked, available, cap, thresholds, dict(live.group_by("field").len().iter_rows())
+    )
     limit = pl.DataFrame(
         {"field": list(thresholds), "_t": list(thresholds.values())},
         schema={"field": pl.Utf8, "_t": pl.UInt64},
     )
-    wanted = keys.join(limit, on="field").filter(pl.col("h") <= pl.col("_t")).select(line_keys)
-    stay = chosen.join(before.select(*line_keys, *_LINE_COLUMNS), on=line_keys, how="inner")
+    # the pool's share of the wanted keys (at or below the threshold): the chosen ones are all there
+    beyond = (
+        ranked.filter(pl.col("_rank") > cap).join(limit, on="field").filter(pl.col("h") <= pl.col("_t"))
+    ).select(line_keys)
     entering = chosen.join(before, on=line_keys, how="anti")
     leaving = before.join(chosen, on=line_keys, how="anti")
     offsets = _offsets(before, out)
-    moved = _read_lines(out, leaving.join(wanted, on=line_keys, how="semi").join(offsets, on=_KEYS))
+    moved = _read_lines(out, leaving.join(beyond, on=line_keys, how="semi").join(offsets, on=_KEYS))
     from_pool = _pool_lines(pool_files, entering.select(line_keys)) if pool_files else _empty(POOL_SCHEMA)
     need = pl.concat([
         entering.select(line_keys).join(from_pool, on=line_keys, how="anti"),
-        wanted.join(chosen, on=line_keys, how="anti").join(pool_keys, on=line_keys, how="anti")
-        .join(moved, on=line_keys, how="anti"),
+        beyond.join(pool_keys, on=line_keys, how="anti").join(moved, on=line_keys, how="anti"),
     ]).unique()  # fmt: skip
     fetched = _fetch(store, need)
     got = pl.concat([from_pool, fetched]).unique(line_keys)
     new_lines = entering.join(got, on=line_keys, how="left")
     if new_lines["line"].null_count():
         raise RuntimeError("a chosen paragraph has no line (a bug)")
-    table = pl.concat([
-        stay.with_columns(pl.lit(None, pl.Binary).alias("line")).select(*CHOSEN_SCHEMA, "line"),
+    # the chosen keys in their (paper_id, section_index) order, each with its line's numbers: kept
+    # from the last release (no line: copied from its file) or new (with its line); the list
+    # columns are taken by row number, as a join on the keys would hash-gather them too
+    lines = pl.concat([
+        before.select(*line_keys, *_LINE_COLUMNS, pl.lit(None, pl.Binary).alias("line")),
         new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length"),
                                pl.Series("digest", [_line_digest(x) for x in new_lines["line"]], pl.Binary))
-        .select(*CHOSEN_SCHEMA, "line"),
-    ]).sort(_KEYS)  # fmt: skip
+        .select(*line_keys, *_LINE_COLUMNS, "line"),
+    ])  # fmt: skip
+    where = chosen.select(line_keys).join(
+        lines.select(line_keys).with_row_index("_i"), on=line_keys, how="left", maintain_order="left"
+    )["_i"]
+    if where.null_count():
+        raise RuntimeError("a chosen paragraph has no line (a bug)")
+    table = chosen.hstack(lines.select(pl.col(*_LINE_COLUMNS, "line").gather(where))).select(
+        *CHOSEN_SCHEMA, "line"
+    )
     spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
     summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
                       leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
@@ -496,7 +533,7 @@ def _pool_lines(files: list[Path], want: pl.DataFrame) -> pl.DataFrame:
 def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
     """Where each line of the current release starts in its split file (``split, paper_id,
     section_index, _offset``); raises :class:`_Stale` when a file's size disagrees."""
-    placed = before.sort("split", *_KEYS).with_columns(
+    placed = before.with_columns(  # in (paper_id, section_index) order: each split's file order
         (pl.col("length").cum_sum() - pl.col("length")).over("split").alias("_offset")
     )
     for split, size in placed.group_by("split").agg(pl.col("length").sum()).iter_rows():
@@ -569,7 +606,7 @@ def _commit(
     old_files = {}
     if incremental:
         old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
-    rows = table.join(offsets, on=_KEYS, how="left").sort(_KEYS)
+    rows = table.join(offsets, on=_KEYS, how="left", maintain_order="left")
     try:
         files, written = [], 0
         for split in cw.SPLIT_NAMES:
@@ -606,9 +643,10 @@ def _commit(
     root.mkdir(parents=True, exist_ok=True)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
     names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "chosen")}
-    papers.write_parquet(root / names["papers"])
-    keys.write_parquet(root / names["keys"])
-    table.drop("line").write_parquet(root / names["chosen"])
+    # written whole every run, read back the next: LZ4 (as the pool) writes and reads them faster than zstd
+    papers.write_parquet(root / names["papers"], compression="lz4")
+    keys.write_parquet(root / names["keys"], compression="lz4")
+    table.drop("line").write_parquet(root / names["chosen"], compression="lz4")
     pool = [p.name for p in pool_files]
     if spare.height:
         spare.write_parquet(root / f"pool-{tag}.parquet", compression="lz4")
@@ -621,7 +659,7 @@ def _commit(
         merged.write_parquet(root / f"pool-{tag}-c.parquet", compression="lz4")
         pool = [f"pool-{tag}-c.parquet"]
     save_state(root, out / "manifest.json", FORMAT,
-               {**names, "pool": pool,
+               {**names, "pool": pool, "key_order": _KEY_ORDER,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
     for stale in root.glob("*.parquet"):
         if stale.name not in names.values() and stale.name not in pool:
