@@ -17,24 +17,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from corpus_assets.jobs import DAILY_ASSETS
+
 REPO = Path(__file__).resolve().parents[1]
 DAYS = ["2007-03-31", "2020-10-03", "2023-08-02", "2025-03-22"]  # 2020-10-03: 2004.14974 with LaTeX
 FILES = ["src/2004.14974.tar.gz", "src/2408.12714.tar.gz", "pdf/1706.03762.pdf", "tei/1706.03762.tei.xml"]
-DAILY = [
-    "arxiv_metadata",
-    "arxiv_metadata_failures",
-    "arxiv_pdfs",
-    "arxiv_sources",
-    "grobid_tei",
-    "pdf_parses",
-    "latex_parses",
-    "papers",
-    "fulltext_ids",
-    "bib_entries",
-    "pes2o",
-    "citeworth_paragraphs",
-    "citeworth_candidates",
-]
+DAILY = DAILY_ASSETS
 pytestmark = pytest.mark.slow
 
 
