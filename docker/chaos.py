@@ -237,9 +237,12 @@ class Chaos:
             if not rows:
                 continue
             meta = _metadata(rows[0][0])
-            reasons = json.dumps(meta.get("failure_reasons", ""))
+            reasons = _table_counts(meta.get("reasons"), "reason")
             if int(meta.get("pending") or 0) or any(r in reasons for r in GROBID_TRANSIENT):
-                found[day] = f"pending {meta.get('pending')}, tei_available {meta.get('tei_available')}"
+                found[day] = (
+                    f"pending {meta.get('pending')}, tei_available {meta.get('tei_available')}, "
+                    f"reasons {', '.join(f'{r} {n}' for r, n in reasons.items()) or 'none'}"
+                )
         return found
 
     # ------------------------------------------------------------------ rounds
@@ -463,7 +466,7 @@ class Chaos:
     def operator_action(self, fault: Fault, started: float) -> list[str]:
         """What docker/README.md tells the operator to do after this fault, when Dagster shows
         what the README says: Grobid down, busy or hanging left days whose grobid_tei has PDFs
-        without TEI (its pending count, failure reasons busy/timeout): once Grobid answers, re-run
+        without TEI (its pending count, reasons busy/timeout): once Grobid answers, re-run
         those days (one backfill). It runs beside the round; the round's end waits for it, and
         the fault's recovery time then counts until it is done. Other faults need nothing here (a
         run its backfill did not retry is re-executed at the end of the round: finish_round)."""
@@ -761,6 +764,13 @@ def _event_text(event: str, look_for: str | None = None) -> str:
 
 
 TELLING = ("No space left", "exited with code", "137", "closed the connection", "Connection refused", "Errno")
+
+
+def _table_counts(entry, key: str) -> dict[str, int]:
+    """``{value of key: count}`` of a stored table metadata value (the assets' count tables)."""
+    records = entry.get("records", []) if isinstance(entry, dict) else []
+    data = [r.get("data", {}) for r in records if isinstance(r, dict)]
+    return {str(d.get(key)): int(d.get("count") or 0) for d in data if key in d}
 
 
 def _metadata(event: str) -> dict:

@@ -74,5 +74,15 @@ bash docker/build-local-base.sh
 log "images ready in $(( $(date +%s) - t_build )) s"
 
 [ $# -gt 0 ] || set -- docker/test_stack.py
-# each test carries its own time limit; no traceback dumps of the long ones (faulthandler)
-"$PY" -m pytest "$@" -p no:cacheprovider -q -ra -o faulthandler_timeout=0
+# Each file in its own pytest process, so each gets its own stack (the session fixtures of
+# docker/conftest.py): the upgrade test counts the days it built itself, not a chaos test's.
+# Each test carries its own time limit; no traceback dumps of the long ones (faulthandler).
+failed=()
+for tests in "$@"; do
+  log "running $tests"
+  "$PY" -m pytest "$tests" -p no:cacheprovider -q -ra -o faulthandler_timeout=0 || failed+=("$tests")
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  log "FAILED: ${failed[*]}" >&2
+  exit 1
+fi

@@ -117,3 +117,48 @@ def test_fallback_skips_a_pdf_whose_latex_parse_serves_and_says_so(tmp_path, sha
         "only_latex",
         False,
     )
+
+
+def test_a_grobid_that_stays_busy_leaves_the_sign_the_operator_is_told_to_look_for(
+    tmp_path, shared_data, shared_landing
+):
+    """docker/README.md ("When things fail"): after Grobid answered 503 past the client's retries,
+    the day still materialises and grobid_tei's metadata names the reason (``busy``), which is
+    what the operator (and the chaos test, docker/chaos.py) reads to re-run the day. Read here
+    from the event as the instance stores it, through the chaos test's own reader."""
+    import sys
+
+    from dagster._serdes import serialize_value
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docker"))
+    from chaos import Chaos
+
+    landing = _landing_without_tei(tmp_path, shared_landing)
+    store = CorpusStore(home=str(tmp_path / "data"), landing=str(landing))
+    with FakeGrobid.from_pairs(recorded_pairs(shared_data, shared_landing), slots=2) as server:
+        server.faults.busy_burst = 50
+        with dg.instance_for_test() as instance:
+            result = dg.materialize(
+                [arxiv_metadata, arxiv_pdfs, arxiv_sources, latex_parses, grobid_tei],
+                partition_key=DAY,
+                resources={
+                    "corpus": store,
+                    "arxiv": ArxivResource(source="landing"),
+                    "grobid": GrobidResource(base_url=server.url, max_retries=2, backoff_s=0.01),
+                    "pipes": build_pipes_resource(),
+                },
+                instance=instance,
+                run_config=QUIET,
+            )
+            assert result.success
+            record = instance.fetch_materializations(dg.AssetKey("grobid_tei"), limit=1).records[0]
+            stored = serialize_value(record.event_log_entry)
+    tei = _rows(store, "grobid_tei").row(0, named=True)
+    assert (tei["status"], tei["reason"]) == ("failed", "busy")
+
+    class Reader(Chaos):
+        def psql(self, sql: str) -> list[list[str]]:
+            return [[stored]] if f"partition = '{DAY}'" in sql else []
+
+    found = Reader(None, [DAY], [], [DAY]).tei_incomplete_days()
+    assert DAY in found and "busy" in found[DAY], found
