@@ -94,7 +94,12 @@ RELEASES = ("releases", "pes2o")
 
 # --------------------------------------------------------------------------- release
 
-FORMAT = 2  # of manifest.json and the release state: a release of another format is rebuilt in full
+FORMAT = 2  # of manifest.json: a release of another format is rebuilt in full
+# Of the release state: the key index (written whole by the plan) and a patch of the text and doc
+# hashes the build tasks computed (written by the commit), applied when the state is read. A
+# state of format 2 (one index holding every hash) is read as one without a patch.
+STATE_FORMAT = 3
+_STATE_FORMATS = (STATE_FORMAT, 2)
 DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024  # largest expected chunk (all of arXiv: ~5,000 per stream)
 DEFAULT_MIN_CHUNK_BYTES = 256 * 1024  # smallest expected chunk (a small release: ~256 chunks per stream)
 CHUNKS_PER_STREAM = 256  # chunk target = stream bytes / this, as a power of two within the bounds
@@ -467,6 +472,33 @@ def _state_paths(home: str | Path, version: str) -> tuple[Path, Path]:
     return root, root / "lock"
 
 
+_PATCH_SCHEMA: dict[str, Any] = {
+    "source": pl.Utf8,
+    "id": pl.Utf8,
+    "text_hash": pl.UInt64,
+    "doc_hash": pl.UInt64,
+}
+
+
+def _read_index(root: Path, state: dict) -> pl.DataFrame:
+    """The key index a state names, with its patch (the hashes its commit learnt) applied."""
+    index = pl.read_parquet(root / state["index"]).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+    if state.get("patch"):
+        patch = pl.read_parquet(root / state["patch"]).cast(_PATCH_SCHEMA)  # type: ignore[arg-type]
+        index = index.update(patch, on=_KEYS, how="left")
+    return index
+
+
+def _move(src: Path, dst: Path) -> None:
+    """``src`` renamed to ``dst`` (copied, then synced, across file systems)."""
+    try:
+        os.replace(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+        with open(dst, "rb") as fh:
+            os.fsync(fh.fileno())
+
+
 def plan_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> Plan:
     """Decide what a run writes (see above). Returns an ``unchanged`` plan when the days up to
     the cutoff and the settings are those of the current release: nothing is written then.
@@ -482,7 +514,10 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
     days = [d for d in all_days if d <= settings.cutoff]
     final = release_dir(home, version)
     root, _ = _state_paths(home, version)
-    state = load_state(root, final / "manifest.json", FORMAT)
+    state = next(
+        (s for fmt in _STATE_FORMATS if (s := load_state(root, final / "manifest.json", fmt)) is not None),
+        None,
+    )
     inputs = day_fingerprints(store, ASSET, days)
     old_manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8")) if state else None
     if old_manifest is not None and (
@@ -501,7 +536,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
         old_index = None
         if state is not None:
             try:
-                old_index = pl.read_parquet(root / state["index"]).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+                old_index = _read_index(root, state)
             except (OSError, KeyError, pl.exceptions.PolarsError):
                 old_index = old_manifest = None
         if old_index is None:
@@ -522,8 +557,12 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
         _scatter(store, version, fetch, work / "spill", "0")
         plan = Plan(str(home), version, settings.__dict__, "full" if old_index is None else "incremental",
                     str(work), str(staging), n_tasks)  # fmt: skip
-        index.write_parquet(work / "index.parquet")
-        layout.select("stem", "source", "id", "split", "words").write_parquet(work / "layout.parquet")
+        # the index as the commit leaves it: each key's shard in the new release (the tasks carry
+        # the old one); the hashes the tasks compute come as the commit's patch
+        index = index.drop("path").join(
+            layout.select(*_KEYS, pl.col("stem").alias("path")), on=_KEYS, how="left", maintain_order="left"
+        )
+        index.select(list(INDEX_SCHEMA)).write_parquet(work / "index.parquet")
         meta = {
             "inputs": inputs,
             "input_code_versions": input_code_versions(store, [ASSET], inputs),
@@ -536,6 +575,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
             "tag": tag.decode(),
             "days_after_cutoff": after,
             "days_changed": len(changed) + len(removed),
+            "counts": _counts(index, layout, settings),
         }
         atomic_write_bytes(work / "meta.json", json.dumps(meta).encode())
         plan.save()
@@ -750,23 +790,9 @@ def commit_release(plan: Plan) -> dict:
                 entries += [f["jsonl"], f["parquet"]]
                 written += 1
         hashes.append(pl.read_parquet(work / f"hashes-{task:05d}.parquet"))
-    index = pl.read_parquet(work / "index.parquet")
-    layout = pl.read_parquet(work / "layout.parquet")
-    if hashes:
-        new = pl.concat(hashes)
-        index = (
-            index.join(new, on=_KEYS, how="left", suffix="_b")
-            .with_columns(
-                pl.coalesce("text_hash_b", "text_hash").alias("text_hash"),
-                pl.coalesce("doc_hash_b", "doc_hash").alias("doc_hash"),
-            )
-            .drop("text_hash_b", "doc_hash_b")
-        )
-    index = index.drop("path").join(layout.select(*_KEYS, pl.col("stem").alias("path")), on=_KEYS, how="left")
-    index = index.select(list(INDEX_SCHEMA)).sort(_KEYS)
     for split in SPLITS:
         (staging / split).mkdir(parents=True, exist_ok=True)  # present even when empty
-    summary = _summary(plan.version, settings, meta, index, layout, entries)
+    summary = _summary(plan.version, settings, meta, entries)
     (staging / "manifest.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
@@ -775,38 +801,48 @@ def commit_release(plan: Plan) -> dict:
         os.fsync(fh.fileno())
     swap_dir(staging, final)
     root, _ = _state_paths(plan.home, plan.version)
-    name = f"index-{manifest_sha256(final / 'manifest.json')[:16]}.parquet"
+    token = manifest_sha256(final / "manifest.json")[:16]
+    name, patch = f"index-{token}.parquet", f"patch-{token}.parquet"
     root.mkdir(parents=True, exist_ok=True)
-    index.write_parquet(root / name)
-    save_state(root, final / "manifest.json", FORMAT,
-               {"index": name, "signatures": sigs})  # fmt: skip
-    for stale in root.glob("index-*.parquet"):
-        if stale.name != name:
+    _move(work / "index.parquet", root / name)  # written whole by the plan, not read again here
+    patch_rows = pl.concat(hashes) if hashes else _empty(_PATCH_SCHEMA)
+    patch_rows.filter(pl.col("text_hash").is_not_null()).write_parquet(root / patch)
+    save_state(root, final / "manifest.json", STATE_FORMAT,
+               {"index": name, "patch": patch, "signatures": sigs})  # fmt: skip
+    for stale in (*root.glob("index-*.parquet"), *root.glob("patch-*.parquet")):
+        if stale.name not in (name, patch):
             stale.unlink(missing_ok=True)
     shutil.rmtree(work, ignore_errors=True)
     return {**summary, "mode": plan.mode, "shards_written": written, "shards_reused": len(entries) // 2 - written,
             "days_after_cutoff": meta["days_after_cutoff"], "days_changed": meta["days_changed"]}  # fmt: skip
 
 
-def _summary(version: str, settings: ReleaseSettings, meta: dict, index: pl.DataFrame, layout: pl.DataFrame,
-             entries: list[dict]) -> dict:  # fmt: skip
-    """The manifest: settings, the writer's code version, input fingerprints and the code
-    versions that made those days, statistics, funnel and files (all from the key index and the
-    layout, so a carried-over shard is never read)."""
-    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
-    for source, keep, reason, n in index.group_by("source", "keep", "reason").len().iter_rows():
-        reasons.setdefault(source, Counter())[None if keep else reason] += n
+def _counts(index: pl.DataFrame, layout: pl.DataFrame, settings: ReleaseSettings) -> dict:
+    """What the manifest's funnel and statistics need of the key index and the layout (so the
+    commit reads neither): drop reasons, kept documents created after the cutoff, and documents
+    and words per (source, split)."""
     cutoff = dt.date.fromisoformat(settings.cutoff)
     late = index.filter(
         pl.col("keep") & (pl.col("created_date").is_null() | (pl.col("created_date") > cutoff))
     )
-    after = dict(late.group_by("source").len().iter_rows())
-    per = {
-        (s, sp): (n, w)
-        for s, sp, n, w in layout.group_by("source", "split")
-        .agg(pl.len(), pl.col("words").fill_null(0).sum())
-        .iter_rows()
+    per = layout.group_by("source", "split").agg(pl.len(), pl.col("words").fill_null(0).sum())
+    return {
+        "reasons": [list(r) for r in index.group_by("source", "keep", "reason").len().iter_rows()],
+        "after": [list(r) for r in late.group_by("source").len().iter_rows()],
+        "per": [[s, sp, n, int(w)] for s, sp, n, w in per.iter_rows()],
     }
+
+
+def _summary(version: str, settings: ReleaseSettings, meta: dict, entries: list[dict]) -> dict:
+    """The manifest: settings, the writer's code version, input fingerprints and the code
+    versions that made those days, statistics, funnel and files (all from the counts the plan
+    took of the key index and the layout, so a carried-over shard is never read)."""
+    counts = meta["counts"]
+    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
+    for source, keep, reason, n in counts["reasons"]:
+        reasons.setdefault(source, Counter())[None if keep else reason] += n
+    after = {source: n for source, n in counts["after"]}
+    per = {(s, sp): (n, w) for s, sp, n, w in counts["per"]}
     stats = [{"source": s, "split": sp, "documents": per.get((s, sp), (0, 0))[0], "words": int(per.get((s, sp), (0, 0))[1])}
              for s in SOURCES for sp in SPLITS]  # fmt: skip
     return {
