@@ -383,13 +383,18 @@ def _chunk_target(total: int, settings: ReleaseSettings) -> int:
     return max(settings.min_chunk_bytes, min(settings.chunk_bytes, 1 << (per.bit_length() - 1)))
 
 
+# What the layout's readers need (the signatures, the tasks, the counts, each key's shard: its
+# row in the index is _row)
+_LAYOUT_COLUMNS = ("_row", "split", "source", "id", "first_day", "last_day", "created", "words", "weight", "u",
+                   "text_hash", "doc_hash", "path")  # fmt: skip
+
+
 def _layout(index: pl.DataFrame, settings: ReleaseSettings) -> pl.DataFrame:
     """Every released document with its split and shard (``stem``), in release order."""
     cutoff = dt.date.fromisoformat(settings.cutoff)
     docs = (
-        index.filter(
-            pl.col("keep") & pl.col("created_date").is_not_null() & (pl.col("created_date") <= cutoff)
-        )
+        index.with_row_index("_row")
+        .filter(pl.col("keep") & pl.col("created_date").is_not_null() & (pl.col("created_date") <= cutoff))
         .with_columns(
             pl.when(pl.col("created_date") >= _valid_start(cutoff))
             .then(pl.lit("valid"))
@@ -397,8 +402,12 @@ def _layout(index: pl.DataFrame, settings: ReleaseSettings) -> pl.DataFrame:
             .alias("split"),
             (pl.col("words").fill_null(0).clip(0) * WORD_BYTES + LINE_OVERHEAD).alias("weight"),
         )
-        .sort("split", "source", "first_day", "id")
+        .select(*_LAYOUT_COLUMNS)
     )
+    # (split, source, first_day, id) order by one string: the fields joined by a byte below any
+    # of their characters sort as the tuple does, and one column sorts ~2x faster than four
+    order = pl.concat_str("split", "source", "first_day", "id", separator="\x00")
+    docs = docs.sort(order)
     parts = []
     for (split, source), g in docs.group_by(["split", "source"], maintain_order=True):
         target = _chunk_target(int(g["weight"].sum()), settings)
@@ -482,7 +491,9 @@ _PATCH_SCHEMA: dict[str, Any] = {
 
 def _read_index(root: Path, state: dict) -> pl.DataFrame:
     """The key index a state names, with its patch (the hashes its commit learnt) applied."""
-    index = pl.read_parquet(root / state["index"]).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+    path = root / state["index"]  # Arrow IPC (format 3) or Parquet (format 2)
+    index = pl.read_ipc(path, memory_map=False) if path.suffix == ".arrow" else pl.read_parquet(path)
+    index = index.cast(INDEX_SCHEMA)  # type: ignore[arg-type]
     if state.get("patch"):
         patch = pl.read_parquet(root / state["patch"]).cast(_PATCH_SCHEMA)  # type: ignore[arg-type]
         index = index.update(patch, on=_KEYS, how="left")
@@ -559,10 +570,12 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
                     str(work), str(staging), n_tasks)  # fmt: skip
         # the index as the commit leaves it: each key's shard in the new release (the tasks carry
         # the old one); the hashes the tasks compute come as the commit's patch
-        index = index.drop("path").join(
-            layout.select(*_KEYS, pl.col("stem").alias("path")), on=_KEYS, how="left", maintain_order="left"
+        path = (
+            pl.repeat(None, index.height, dtype=pl.Utf8, eager=True)
+            .alias("path")
+            .scatter(layout["_row"], layout["stem"])
         )
-        index.select(list(INDEX_SCHEMA)).write_parquet(work / "index.parquet")
+        index.with_columns(path).select(list(INDEX_SCHEMA)).write_ipc(work / "index.arrow", compression="lz4")
         meta = {
             "inputs": inputs,
             "input_code_versions": input_code_versions(store, [ASSET], inputs),
@@ -802,14 +815,19 @@ def commit_release(plan: Plan) -> dict:
     swap_dir(staging, final)
     root, _ = _state_paths(plan.home, plan.version)
     token = manifest_sha256(final / "manifest.json")[:16]
-    name, patch = f"index-{token}.parquet", f"patch-{token}.parquet"
+    name, patch = f"index-{token}.arrow", f"patch-{token}.parquet"
     root.mkdir(parents=True, exist_ok=True)
-    _move(work / "index.parquet", root / name)  # written whole by the plan, not read again here
     patch_rows = pl.concat(hashes) if hashes else _empty(_PATCH_SCHEMA)
-    patch_rows.filter(pl.col("text_hash").is_not_null()).write_parquet(root / patch)
+    if plan.mode == "full":  # every hash is new: folded in here, not by every later run
+        index = pl.read_ipc(work / "index.arrow", memory_map=False).update(patch_rows, on=_KEYS, how="left")
+        index.write_ipc(root / name, compression="lz4")
+        patch = None
+    else:
+        _move(work / "index.arrow", root / name)  # written whole by the plan, not read again here
+        patch_rows.write_parquet(root / patch)
     save_state(root, final / "manifest.json", STATE_FORMAT,
                {"index": name, "patch": patch, "signatures": sigs})  # fmt: skip
-    for stale in (*root.glob("index-*.parquet"), *root.glob("patch-*.parquet")):
+    for stale in (*root.glob("index-*"), *root.glob("patch-*")):
         if stale.name not in (name, patch):
             stale.unlink(missing_ok=True)
     shutil.rmtree(work, ignore_errors=True)
