@@ -303,9 +303,11 @@ def _with_key_hashes(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _update_index(
-    store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str]
-) -> pl.DataFrame:
-    """The key index after ``changed`` days were (re)written and ``removed`` days went away.
+    store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str],
+    before: Iterable[str] = (),
+) -> pl.DataFrame:  # fmt: skip
+    """The key index after ``changed`` days were (re)written and ``removed`` days went away
+    (``before``: the days ``old`` was built from; a new day is on no old key's list).
 
     Only keys with a row on one of those days are looked at; the others keep their row, and
     a key whose text is known (unchanged latest row) keeps its hashes and current shard.
@@ -318,9 +320,11 @@ def _update_index(
             pl.lit(None, pl.Utf8).alias("path"),
         )
         return index.select(list(INDEX_SCHEMA)).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
-    gone = sorted(changed | removed)
+    gone = sorted((changed | removed) & set(before))
     marked = old.join(fresh.select(_KEYS).with_columns(_fresh=pl.lit(True)), on=_KEYS, how="left")
-    hit = pl.col("_fresh").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
+    hit = pl.col("_fresh").fill_null(False)
+    if gone:  # rewritten or removed old days: every key listed on one of them is looked at
+        hit = hit | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
     untouched = marked.filter(~hit).drop("_fresh")
     affected = (
         marked.filter(hit).drop("_fresh").join(fresh, on=_KEYS, how="full", coalesce=True, suffix="_new")
@@ -556,7 +560,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
             old_inputs = old_manifest["inputs"]
             changed = {d for d, fp in inputs.items() if old_inputs.get(d) != fp}
             removed = set(old_inputs) - set(inputs)
-        index = _update_index(store, version, old_index, changed, removed)
+        index = _update_index(store, version, old_index, changed, removed, old_inputs)
         layout = _layout(index, settings)
         tag = _writer_tag(version, settings)
         sigs = _signatures(layout, tag)
