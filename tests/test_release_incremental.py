@@ -324,3 +324,38 @@ def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tm
     for v in ("v1", "v2"):
         names = sorted(p.name for p in (home / ".index" / "pes2o_release" / v).iterdir())
         assert [n.split("-")[0] for n in names] == ["index", "lock", "patch", "state.json"], names
+
+
+@pytest.mark.parametrize("where", ["_write_shard", "_move", "save_state"])
+def test_pes2o_run_that_dies_leaves_no_mixed_state(tmp_path, monkeypatch, where):
+    """A run that dies while building a shard, while moving the plan's index into the state or
+    before the state is saved leaves either the old release with its state or a release whose
+    state no longer matches it (then rebuilt in full): the next run equals a full build."""
+    from corpus.release import pes2o_release
+
+    rng = random.Random(5)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    store = Store(home)
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
+    )
+    papers: list[str] = []
+    for k, day in enumerate(("2021-01-01", "2021-01-02", "2021-01-03")):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+        if k == 1:
+            write_release(home, "v1", settings)
+    real = getattr(pes2o_release, where)
+
+    def dies(*args, **kwargs):
+        raise OSError(f"killed in {where}")
+
+    monkeypatch.setattr(pes2o_release, where, dies)
+    with pytest.raises(OSError, match="killed"):
+        write_release(home, "v1", settings)
+    monkeypatch.setattr(pes2o_release, where, real)
+    mode = write_release(home, "v1", settings)["mode"]
+    assert mode == ("incremental" if where == "_write_shard" else "full")
+    assert _tree(release_dir(home, "v1")) == _full_pes2o(home, scratch, settings)["v1"]
+    assert write_release(home, "v1", settings)["mode"] == "unchanged"
+    leftovers = [p.name for p in release_dir(home, "v1").parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []

@@ -161,11 +161,14 @@ def release_dir(home: str | Path, version: str) -> Path:
 #   plan_release    the key index: one row per (source, id) with its days, its latest row's
 #                   verdict and attributes (no text), updated from the days whose fingerprint
 #                   changed; the layout of every shard; the shards to build, cut into tasks;
-#                   and one pass over the days holding new text, scattering it to the tasks.
+#                   and one pass over the days holding new text, scattering it to the tasks;
+#                   the new index (each key's new shard in it) and the manifest's counts.
 #   build_task      one task's shards: text from the scatter or from the current release's
 #                   Parquet (a document that did not change), gzip JSONL + Parquet written, or
-#                   linked from the current release when the same documents are already there.
-#   commit_release  manifest, dataset card, state; the new version directory swapped in.
+#                   linked from the current release when the same documents are already there;
+#                   the text and doc hashes of its documents.
+#   commit_release  manifest, dataset card; the new version directory swapped in; the state:
+#                   the plan's index moved in (not read again) and the tasks' hashes as its patch.
 #
 # Layout. Documents of one (split, source) stream are ordered by (added, id): the day a paper
 # first came in, so a new day's documents go to the end and a backfilled day to its place.
@@ -304,7 +307,7 @@ def _with_key_hashes(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _update_index(
     store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str],
-    before: Iterable[str] = (),
+    before: Iterable[str],
 ) -> pl.DataFrame:  # fmt: skip
     """The key index after ``changed`` days were (re)written and ``removed`` days went away
     (``before``: the days ``old`` was built from; a new day is on no old key's list).
