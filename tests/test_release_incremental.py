@@ -278,3 +278,84 @@ def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     assert commit_release(plan)["mode"] == "full"
     assert _tree(release_dir(tmp_path / "b", "v1")) == _tree(release_dir(tmp_path / "a", "v1"))
     assert plan_release(tmp_path / "b", "v1", settings).mode == "unchanged"
+
+
+def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tmp_path):
+    """A release whose state is the old layout (format 2: one Parquet index holding every hash,
+    no patch) goes on incrementally, not from scratch; then several new days, each with papers
+    of earlier days delivered again (they move to the new day's text, keeping their first day),
+    give the bytes of a build from scratch after each one."""
+    import polars as pl
+
+    from corpus.release import pes2o_release
+
+    rng = random.Random(11)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    store = Store(home)
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
+    )
+    papers: list[str] = []
+    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(7)]
+    for k, day in enumerate(days[:3]):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    for v in ("v1", "v2"):
+        write_release(home, v, settings)
+        write_release(home, v, settings)  # unchanged
+        root = home / ".index" / "pes2o_release" / v
+        state = json.loads((root / "state.json").read_text())
+        index = pes2o_release._read_index(root, state)
+        assert index["doc_hash"].null_count() < index.height
+        for f in root.glob("index-*"):
+            f.unlink()
+        for f in root.glob("patch-*"):
+            f.unlink()
+        index.write_parquet(root / "index-old.parquet")
+        state = {k: v for k, v in state.items() if k != "patch"} | {"format": 2, "index": "index-old.parquet"}
+        (root / "state.json").write_text(json.dumps(state))
+        assert pl.read_parquet(root / "index-old.parquet").height == index.height
+    for k, day in enumerate(days[3:], start=3):
+        rows = _pes2o_day(rng, day, k, papers)
+        assert any(r["id"] in papers[: -len({r["id"] for r in rows})] for r in rows)  # a paper again
+        store.write_partition("pes2o", day, pes2o_frame(rows))
+        modes = [write_release(home, v, settings)["mode"] for v in ("v1", "v2")]
+        assert modes == ["incremental", "incremental"]
+        assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
+    for v in ("v1", "v2"):
+        names = sorted(p.name for p in (home / ".index" / "pes2o_release" / v).iterdir())
+        assert [n.split("-")[0] for n in names] == ["index", "lock", "patch", "state.json"], names
+
+
+@pytest.mark.parametrize("where", ["_write_shard", "_move", "save_state"])
+def test_pes2o_run_that_dies_leaves_no_mixed_state(tmp_path, monkeypatch, where):
+    """A run that dies while building a shard, while moving the plan's index into the state or
+    before the state is saved leaves either the old release with its state or a release whose
+    state no longer matches it (then rebuilt in full): the next run equals a full build."""
+    from corpus.release import pes2o_release
+
+    rng = random.Random(5)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    store = Store(home)
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
+    )
+    papers: list[str] = []
+    for k, day in enumerate(("2021-01-01", "2021-01-02", "2021-01-03")):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+        if k == 1:
+            write_release(home, "v1", settings)
+    real = getattr(pes2o_release, where)
+
+    def dies(*args, **kwargs):
+        raise OSError(f"killed in {where}")
+
+    monkeypatch.setattr(pes2o_release, where, dies)
+    with pytest.raises(OSError, match="killed"):
+        write_release(home, "v1", settings)
+    monkeypatch.setattr(pes2o_release, where, real)
+    mode = write_release(home, "v1", settings)["mode"]
+    assert mode == ("incremental" if where == "_write_shard" else "full")
+    assert _tree(release_dir(home, "v1")) == _full_pes2o(home, scratch, settings)["v1"]
+    assert write_release(home, "v1", settings)["mode"] == "unchanged"
+    leftovers = [p.name for p in release_dir(home, "v1").parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from corpus.release import pes2o
-from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
+from corpus.release.dataset_card import write_card
+from corpus.release.pes2o_card import DOC_FIELDS, SPLITS, funnel_rows, funnel_svg, pes2o_card
 from corpus.release.pes2o_table import ASSET, PES2O_SCHEMA, RULES, SOURCES, timestamp
 from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
 from corpus.release.state import (
@@ -89,13 +90,16 @@ __all__ = [
     "write_release",
 ]
 
-SPLITS = ("train", "valid")
-DOC_FIELDS = ("added", "created", "id", "source", "text", "version")
 RELEASES = ("releases", "pes2o")
 
 # --------------------------------------------------------------------------- release
 
-FORMAT = 2  # of manifest.json and the release state: a release of another format is rebuilt in full
+FORMAT = 2  # of manifest.json: a release of another format is rebuilt in full
+# Of the release state: the key index (written whole by the plan) and a patch of the text and doc
+# hashes the build tasks computed (written by the commit), applied when the state is read. A
+# state of format 2 (one index holding every hash) is read as one without a patch.
+STATE_FORMAT = 3
+_STATE_FORMATS = (STATE_FORMAT, 2)
 DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024  # largest expected chunk (all of arXiv: ~5,000 per stream)
 DEFAULT_MIN_CHUNK_BYTES = 256 * 1024  # smallest expected chunk (a small release: ~256 chunks per stream)
 CHUNKS_PER_STREAM = 256  # chunk target = stream bytes / this, as a power of two within the bounds
@@ -152,56 +156,19 @@ def release_dir(home: str | Path, version: str) -> Path:
     return Path(home).joinpath(*RELEASES, version)
 
 
-def funnel_rows(reasons: Mapping[str, Mapping[str | None, int]], after_cutoff: Mapping[str, int],
-                splits: Mapping[tuple[str, str], int]) -> list[dict]:  # fmt: skip
-    """The filter funnel per source: ``{source, step, dropped, remaining}`` rows.
-
-    ``reasons[source]`` counts each drop reason (``None`` = kept) over the input
-    rows, in :data:`RULES` order (a reason not listed there is added after them,
-    never lost); then ``created_after_cutoff`` and one ``split:<name>`` line per split.
-    """
-    out = []
-    for source in SOURCES:
-        counts = dict(reasons.get(source, {}))
-        remaining = sum(counts.values())
-        out.append({"source": source, "step": "input", "dropped": 0, "remaining": remaining})
-        extra = sorted(r for r in counts if r is not None and r not in RULES[source])
-        for reason in (*RULES[source], *extra):
-            n = counts.get(reason, 0)
-            remaining -= n
-            out.append({"source": source, "step": reason, "dropped": n, "remaining": remaining})
-        n = after_cutoff.get(source, 0)
-        remaining -= n
-        out.append({"source": source, "step": "created_after_cutoff", "dropped": n, "remaining": remaining})
-        for split in SPLITS:
-            out.append({"source": source, "step": f"split:{split}", "dropped": 0,
-                        "remaining": splits.get((source, split), 0)})  # fmt: skip
-    return out
-
-
-def funnel_svg(funnel: list[dict], title: str = "peS2o filter funnel") -> bytes:
-    """SVG of the funnel: documents remaining after each step, one panel per source."""
-    from corpus.plots import hbar_panels_svg
-
-    steps = [r for r in funnel if not r["step"].startswith("split:")]
-    panels = [
-        (source, [(r["step"], r["remaining"], r["dropped"]) for r in steps if r["source"] == source])
-        for source in SOURCES
-    ]
-    return hbar_panels_svg(panels, title=title, xlabel="documents remaining")
-
-
-# The release is written in three steps, each a function of files on disk, so a scheduler may
 # run the middle one in parallel (one call per task, any process or machine sharing the disk):
 #
 #   plan_release    the key index: one row per (source, id) with its days, its latest row's
 #                   verdict and attributes (no text), updated from the days whose fingerprint
 #                   changed; the layout of every shard; the shards to build, cut into tasks;
-#                   and one pass over the days holding new text, scattering it to the tasks.
+#                   and one pass over the days holding new text, scattering it to the tasks;
+#                   the new index (each key's new shard in it) and the manifest's counts.
 #   build_task      one task's shards: text from the scatter or from the current release's
 #                   Parquet (a document that did not change), gzip JSONL + Parquet written, or
-#                   linked from the current release when the same documents are already there.
-#   commit_release  manifest, dataset card, state; the new version directory swapped in.
+#                   linked from the current release when the same documents are already there;
+#                   the text and doc hashes of its documents.
+#   commit_release  manifest, dataset card; the new version directory swapped in; the state:
+#                   the plan's index moved in (not read again) and the tasks' hashes as its patch.
 #
 # Layout. Documents of one (split, source) stream are ordered by (added, id): the day a paper
 # first came in, so a new day's documents go to the end and a backfilled day to its place.
@@ -339,9 +306,11 @@ def _with_key_hashes(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _update_index(
-    store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str]
-) -> pl.DataFrame:
-    """The key index after ``changed`` days were (re)written and ``removed`` days went away.
+    store: Store, version: str, old: pl.DataFrame | None, changed: set[str], removed: set[str],
+    before: Iterable[str],
+) -> pl.DataFrame:  # fmt: skip
+    """The key index after ``changed`` days were (re)written and ``removed`` days went away
+    (``before``: the days ``old`` was built from; a new day is on no old key's list).
 
     Only keys with a row on one of those days are looked at; the others keep their row, and
     a key whose text is known (unchanged latest row) keeps its hashes and current shard.
@@ -354,9 +323,11 @@ def _update_index(
             pl.lit(None, pl.Utf8).alias("path"),
         )
         return index.select(list(INDEX_SCHEMA)).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
-    gone = sorted(changed | removed)
+    gone = sorted((changed | removed) & set(before))
     marked = old.join(fresh.select(_KEYS).with_columns(_fresh=pl.lit(True)), on=_KEYS, how="left")
-    hit = pl.col("_fresh").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
+    hit = pl.col("_fresh").fill_null(False)
+    if gone:  # rewritten or removed old days: every key listed on one of them is looked at
+        hit = hit | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
     untouched = marked.filter(~hit).drop("_fresh")
     affected = (
         marked.filter(hit).drop("_fresh").join(fresh, on=_KEYS, how="full", coalesce=True, suffix="_new")
@@ -419,13 +390,18 @@ def _chunk_target(total: int, settings: ReleaseSettings) -> int:
     return max(settings.min_chunk_bytes, min(settings.chunk_bytes, 1 << (per.bit_length() - 1)))
 
 
+# What the layout's readers need (the signatures, the tasks, the counts, each key's shard: its
+# row in the index is _row)
+_LAYOUT_COLUMNS = ("_row", "split", "source", "id", "first_day", "last_day", "created", "words", "weight", "u",
+                   "text_hash", "doc_hash", "path")  # fmt: skip
+
+
 def _layout(index: pl.DataFrame, settings: ReleaseSettings) -> pl.DataFrame:
     """Every released document with its split and shard (``stem``), in release order."""
     cutoff = dt.date.fromisoformat(settings.cutoff)
     docs = (
-        index.filter(
-            pl.col("keep") & pl.col("created_date").is_not_null() & (pl.col("created_date") <= cutoff)
-        )
+        index.with_row_index("_row")
+        .filter(pl.col("keep") & pl.col("created_date").is_not_null() & (pl.col("created_date") <= cutoff))
         .with_columns(
             pl.when(pl.col("created_date") >= _valid_start(cutoff))
             .then(pl.lit("valid"))
@@ -433,8 +409,12 @@ def _layout(index: pl.DataFrame, settings: ReleaseSettings) -> pl.DataFrame:
             .alias("split"),
             (pl.col("words").fill_null(0).clip(0) * WORD_BYTES + LINE_OVERHEAD).alias("weight"),
         )
-        .sort("split", "source", "first_day", "id")
+        .select(*_LAYOUT_COLUMNS)
     )
+    # (split, source, first_day, id) order by one string: the fields joined by a byte below any
+    # of their characters sort as the tuple does, and one column sorts ~2x faster than four
+    order = pl.concat_str("split", "source", "first_day", "id", separator="\x00")
+    docs = docs.sort(order)
     parts = []
     for (split, source), g in docs.group_by(["split", "source"], maintain_order=True):
         target = _chunk_target(int(g["weight"].sum()), settings)
@@ -508,6 +488,35 @@ def _state_paths(home: str | Path, version: str) -> tuple[Path, Path]:
     return root, root / "lock"
 
 
+_PATCH_SCHEMA: dict[str, Any] = {
+    "source": pl.Utf8,
+    "id": pl.Utf8,
+    "text_hash": pl.UInt64,
+    "doc_hash": pl.UInt64,
+}
+
+
+def _read_index(root: Path, state: dict) -> pl.DataFrame:
+    """The key index a state names, with its patch (the hashes its commit learnt) applied."""
+    path = root / state["index"]  # Arrow IPC (format 3) or Parquet (format 2)
+    index = pl.read_ipc(path, memory_map=False) if path.suffix == ".arrow" else pl.read_parquet(path)
+    index = index.cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+    if state.get("patch"):
+        patch = pl.read_parquet(root / state["patch"]).cast(_PATCH_SCHEMA)  # type: ignore[arg-type]
+        index = index.update(patch, on=_KEYS, how="left")
+    return index
+
+
+def _move(src: Path, dst: Path) -> None:
+    """``src`` renamed to ``dst`` (copied, then synced, across file systems)."""
+    try:
+        os.replace(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+        with open(dst, "rb") as fh:
+            os.fsync(fh.fileno())
+
+
 def plan_release(home: str | Path, version: str, settings: ReleaseSettings | None = None) -> Plan:
     """Decide what a run writes (see above). Returns an ``unchanged`` plan when the days up to
     the cutoff and the settings are those of the current release: nothing is written then.
@@ -523,7 +532,10 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
     days = [d for d in all_days if d <= settings.cutoff]
     final = release_dir(home, version)
     root, _ = _state_paths(home, version)
-    state = load_state(root, final / "manifest.json", FORMAT)
+    state = next(
+        (s for fmt in _STATE_FORMATS if (s := load_state(root, final / "manifest.json", fmt)) is not None),
+        None,
+    )
     inputs = day_fingerprints(store, ASSET, days)
     old_manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8")) if state else None
     if old_manifest is not None and (
@@ -542,7 +554,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
         old_index = None
         if state is not None:
             try:
-                old_index = pl.read_parquet(root / state["index"]).cast(INDEX_SCHEMA)  # type: ignore[arg-type]
+                old_index = _read_index(root, state)
             except (OSError, KeyError, pl.exceptions.PolarsError):
                 old_index = old_manifest = None
         if old_index is None:
@@ -551,7 +563,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
             old_inputs = old_manifest["inputs"]
             changed = {d for d, fp in inputs.items() if old_inputs.get(d) != fp}
             removed = set(old_inputs) - set(inputs)
-        index = _update_index(store, version, old_index, changed, removed)
+        index = _update_index(store, version, old_index, changed, removed, old_inputs)
         layout = _layout(index, settings)
         tag = _writer_tag(version, settings)
         sigs = _signatures(layout, tag)
@@ -563,8 +575,14 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
         _scatter(store, version, fetch, work / "spill", "0")
         plan = Plan(str(home), version, settings.__dict__, "full" if old_index is None else "incremental",
                     str(work), str(staging), n_tasks)  # fmt: skip
-        index.write_parquet(work / "index.parquet")
-        layout.select("stem", "source", "id", "split", "words").write_parquet(work / "layout.parquet")
+        # the index as the commit leaves it: each key's shard in the new release (the tasks carry
+        # the old one); the hashes the tasks compute come as the commit's patch
+        path = (
+            pl.repeat(None, index.height, dtype=pl.Utf8, eager=True)
+            .alias("path")
+            .scatter(layout["_row"], layout["stem"])
+        )
+        index.with_columns(path).select(list(INDEX_SCHEMA)).write_ipc(work / "index.arrow", compression="lz4")
         meta = {
             "inputs": inputs,
             "input_code_versions": input_code_versions(store, [ASSET], inputs),
@@ -577,6 +595,7 @@ def plan_release(home: str | Path, version: str, settings: ReleaseSettings | Non
             "tag": tag.decode(),
             "days_after_cutoff": after,
             "days_changed": len(changed) + len(removed),
+            "counts": _counts(index, layout, settings),
         }
         atomic_write_bytes(work / "meta.json", json.dumps(meta).encode())
         plan.save()
@@ -716,7 +735,8 @@ def build_task(work: str | Path, task: int) -> dict:
                 f"task {task}: a document with a known text has no shard in the current release"
             )
         want = set(zip(group["source"].to_list(), group["id"].to_list(), strict=True))
-        table = pq.read_table(final / f"{old}.parquet", columns=["source", "id", "text"])
+        # ParquetFile, not read_table: read_table imports pyarrow.dataset and pandas (~0.5 CPU s)
+        table = pq.ParquetFile(final / f"{old}.parquet").read(columns=["source", "id", "text"])
         for s, i, t in zip(
             table["source"].to_pylist(), table["id"].to_pylist(), table["text"].to_pylist(), strict=True
         ):
@@ -790,23 +810,9 @@ def commit_release(plan: Plan) -> dict:
                 entries += [f["jsonl"], f["parquet"]]
                 written += 1
         hashes.append(pl.read_parquet(work / f"hashes-{task:05d}.parquet"))
-    index = pl.read_parquet(work / "index.parquet")
-    layout = pl.read_parquet(work / "layout.parquet")
-    if hashes:
-        new = pl.concat(hashes)
-        index = (
-            index.join(new, on=_KEYS, how="left", suffix="_b")
-            .with_columns(
-                pl.coalesce("text_hash_b", "text_hash").alias("text_hash"),
-                pl.coalesce("doc_hash_b", "doc_hash").alias("doc_hash"),
-            )
-            .drop("text_hash_b", "doc_hash_b")
-        )
-    index = index.drop("path").join(layout.select(*_KEYS, pl.col("stem").alias("path")), on=_KEYS, how="left")
-    index = index.select(list(INDEX_SCHEMA)).sort(_KEYS)
     for split in SPLITS:
         (staging / split).mkdir(parents=True, exist_ok=True)  # present even when empty
-    summary = _summary(plan.version, settings, meta, index, layout, entries)
+    summary = _summary(plan.version, settings, meta, entries)
     (staging / "manifest.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
@@ -815,38 +821,53 @@ def commit_release(plan: Plan) -> dict:
         os.fsync(fh.fileno())
     swap_dir(staging, final)
     root, _ = _state_paths(plan.home, plan.version)
-    name = f"index-{manifest_sha256(final / 'manifest.json')[:16]}.parquet"
+    token = manifest_sha256(final / "manifest.json")[:16]
+    name, patch = f"index-{token}.arrow", f"patch-{token}.parquet"
     root.mkdir(parents=True, exist_ok=True)
-    index.write_parquet(root / name)
-    save_state(root, final / "manifest.json", FORMAT,
-               {"index": name, "signatures": sigs})  # fmt: skip
-    for stale in root.glob("index-*.parquet"):
-        if stale.name != name:
+    patch_rows = pl.concat(hashes) if hashes else _empty(_PATCH_SCHEMA)
+    if plan.mode == "full":  # every hash is new: folded in here, not by every later run
+        index = pl.read_ipc(work / "index.arrow", memory_map=False).update(patch_rows, on=_KEYS, how="left")
+        index.write_ipc(root / name, compression="lz4")
+        patch = None
+    else:
+        _move(work / "index.arrow", root / name)  # written whole by the plan, not read again here
+        patch_rows.write_parquet(root / patch)
+    save_state(root, final / "manifest.json", STATE_FORMAT,
+               {"index": name, "patch": patch, "signatures": sigs})  # fmt: skip
+    for stale in (*root.glob("index-*"), *root.glob("patch-*")):
+        if stale.name not in (name, patch):
             stale.unlink(missing_ok=True)
     shutil.rmtree(work, ignore_errors=True)
     return {**summary, "mode": plan.mode, "shards_written": written, "shards_reused": len(entries) // 2 - written,
             "days_after_cutoff": meta["days_after_cutoff"], "days_changed": meta["days_changed"]}  # fmt: skip
 
 
-def _summary(version: str, settings: ReleaseSettings, meta: dict, index: pl.DataFrame, layout: pl.DataFrame,
-             entries: list[dict]) -> dict:  # fmt: skip
-    """The manifest: settings, the writer's code version, input fingerprints and the code
-    versions that made those days, statistics, funnel and files (all from the key index and the
-    layout, so a carried-over shard is never read)."""
-    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
-    for source, keep, reason, n in index.group_by("source", "keep", "reason").len().iter_rows():
-        reasons.setdefault(source, Counter())[None if keep else reason] += n
+def _counts(index: pl.DataFrame, layout: pl.DataFrame, settings: ReleaseSettings) -> dict:
+    """What the manifest's funnel and statistics need of the key index and the layout (so the
+    commit reads neither): drop reasons, kept documents created after the cutoff, and documents
+    and words per (source, split)."""
     cutoff = dt.date.fromisoformat(settings.cutoff)
     late = index.filter(
         pl.col("keep") & (pl.col("created_date").is_null() | (pl.col("created_date") > cutoff))
     )
-    after = dict(late.group_by("source").len().iter_rows())
-    per = {
-        (s, sp): (n, w)
-        for s, sp, n, w in layout.group_by("source", "split")
-        .agg(pl.len(), pl.col("words").fill_null(0).sum())
-        .iter_rows()
+    per = layout.group_by("source", "split").agg(pl.len(), pl.col("words").fill_null(0).sum())
+    return {
+        "reasons": [list(r) for r in index.group_by("source", "keep", "reason").len().iter_rows()],
+        "after": [list(r) for r in late.group_by("source").len().iter_rows()],
+        "per": [[s, sp, n, int(w)] for s, sp, n, w in per.iter_rows()],
     }
+
+
+def _summary(version: str, settings: ReleaseSettings, meta: dict, entries: list[dict]) -> dict:
+    """The manifest: settings, the writer's code version, input fingerprints and the code
+    versions that made those days, statistics, funnel and files (all from the counts the plan
+    took of the key index and the layout, so a carried-over shard is never read)."""
+    counts = meta["counts"]
+    reasons: dict[str, Counter] = {s: Counter() for s in SOURCES}
+    for source, keep, reason, n in counts["reasons"]:
+        reasons.setdefault(source, Counter())[None if keep else reason] += n
+    after = {source: n for source, n in counts["after"]}
+    per = {(s, sp): (n, w) for s, sp, n, w in counts["per"]}
     stats = [{"source": s, "split": sp, "documents": per.get((s, sp), (0, 0))[0], "words": int(per.get((s, sp), (0, 0))[1])}
              for s in SOURCES for sp in SPLITS]  # fmt: skip
     return {
@@ -918,66 +939,3 @@ def _run_tasks(plan: Plan, workers: int | None) -> None:
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
         list(pool.map(build_task, [plan.work] * plan.tasks, range(plan.tasks)))
-
-
-HF_SPLITS = {"train": "train", "valid": "validation"}  # release folder -> Hugging Face split name
-DOC_FEATURES = {name: "string" for name in DOC_FIELDS}
-
-
-def pes2o_card(summary: Mapping[str, Any]) -> str:
-    """The release's dataset card: ``default`` (both sources) and one config per source."""
-    version = summary["version"]
-    docs = {(s["source"], s["split"]): s["documents"] for s in summary["stats"]}
-    size: Counter[tuple[str, str]] = Counter()
-    for f in summary["files"]:
-        if f["format"] == "jsonl":
-            split, name = f["path"].split("/")
-            size[(name.split("-")[0], split)] += f["bytes"]
-
-    def config(name: str, sources: tuple[str, ...], default: bool = False) -> CardConfig:
-        files, examples, num_bytes = {}, {}, {}
-        for split, hf in HF_SPLITS.items():
-            n = sum(docs.get((src, split), 0) for src in sources)
-            if n:
-                files[hf] = [f"{split}/{src}-*.jsonl.gz" for src in sources if docs.get((src, split))]
-                examples[hf] = n
-                num_bytes[hf] = sum(size[(src, split)] for src in sources)  # gzip JSONL on disk
-        return CardConfig(name, files, examples, num_bytes, default)
-
-    configs = [config("default", SOURCES, default=True), *(config(src, (src,)) for src in SOURCES)]
-    configs = [c for c in configs if c.data_files]
-    cutoff = summary["settings"]["cutoff"]
-    per_source = [f"`{c.name}`" for c in configs if c.name != "default"]
-    if not configs:
-        load = "No document is released yet (every input was filtered out or is after the cutoff): nothing to load."
-    else:
-        load = "Load it with `datasets.load_dataset(<this directory>)` (both sources)"
-        if per_source:
-            load += f" or with the {' / '.join(per_source)} configuration"
-        load += "; each JSONL shard has a Parquet twin holding the same documents."
-    return card_text(
-        title=f"peS2o {version} (arXiv)",
-        summary=(
-            f"peS2o {version} built from arXiv by this project, as the peS2o dataset card describes it: "
-            "`s2orc` documents are full text (title, abstract and body paragraphs from Grobid section "
-            "headers and paragraphs or from LaTeX), `s2ag` documents are title and abstract. Knowledge "
-            f"cutoff {cutoff}: only papers delivered (OAI datestamp) on or before it are read; train holds "
-            "documents created before the month preceding the cutoff's month, validation the rest up to the "
-            f"cutoff. {load} "
-            "`manifest.json` lists every shard with its sha256 and the fingerprint of every daily input."
-        ),
-        configs=configs,
-        features=DOC_FEATURES,
-        licence="other",
-        tags=["pes2o", "arxiv", "scientific-papers"],
-        sections={
-            "Statistics": markdown_table(summary["stats"], ["source", "split", "documents", "words"]),
-            "Filter funnel": markdown_table(summary["funnel"], ["source", "step", "dropped", "remaining"]),
-            "Licence": (
-                "peS2o is released under ODC-By 1.0. The texts here are arXiv papers, each under the licence "
-                "its authors chose (the `license` field of `arxiv_metadata`); many use arXiv's non-exclusive "
-                "distribution licence, which does not allow redistribution. Check each paper's licence "
-                "before you share this release."
-            ),
-        },
-    )
