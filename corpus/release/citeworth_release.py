@@ -13,23 +13,21 @@ of ``seed|paper_id|section_index``; ``cap`` is ``per_field`` or the median of th
 counts) and split 80/10/10 by a hash of the paper id.
 
 How a run stays proportional to what changed. The manifest records a content fingerprint per
-day (both tables); only days whose fingerprint changed are read. The state under
-``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
-key, field, day and hash in (paper_id, section_index) order, so the chosen set is recomputed
-from keys alone by ranking hashes per field (a new day merges its keys in; nothing is sorted
-whole), (3) the released
-paragraphs with the byte length and Table 2 numbers of their lines, and (4) a *pool*: the
-lines of available paragraphs outside the release whose hash is at or below a per-field
-threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default cap, the median of
-the fields, the cap moves a little every day and brings in paragraphs of old days: their
-lines come from the pool, not from re-reading old days. When a field's chosen set outgrows
-its pool, the pool is refilled to the margin again (reading the days those paragraphs are on:
-paid once per margin's worth of growth). A split file whose paragraphs changed is rewritten by
-copying the unchanged runs of lines from the current file in the kernel (``copy_file_range``)
-and writing only the new lines, so the bytes are those of a build from scratch; a split file
-whose paragraphs did not change is linked. Table 2 is aggregated from the stored numbers. The
-manifest's digest of a split file (:func:`split_digest`) is the SHA-256 of its lines' BLAKE2b-128
-digests in file order, kept per line in the state: a new day hashes its new lines, not the files.
+day (both tables); only days whose fingerprint changed are read. The state
+(:mod:`corpus.release.citeworth_state`) keeps each day's paragraph keys in a file of its own,
+the papers' days, the per-field counts, and the *candidates*: per field, the paragraphs whose
+hash is at or below a threshold a margin (:data:`POOL_MARGIN`) above the cap, with their lines'
+numbers. A new day hashes its own keys, moves the counts by its papers (and the older versions
+they replace), and chooses again among the candidates alone: with the default cap, the median
+of the fields, the cap moves a little every day and brings in paragraphs of old days, whose
+lines come from the pool files, not from re-reading old days. A field whose candidates no
+longer cover its cap is refilled from every day's keys (paid once per margin's worth of
+growth). A split file whose paragraphs changed is rewritten by copying the unchanged runs of
+lines from the current file in the kernel (``copy_file_range``) and writing only the new lines,
+so the bytes are those of a build from scratch; a split file whose paragraphs did not change is
+linked. Table 2 is aggregated from the stored numbers. The manifest's digest of a split file
+(:func:`split_digest`) is the SHA-256 of its lines' BLAKE2b-128 digests in file order, kept per
+line in the state: a new day hashes its new lines, not the files.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ import contextlib
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -51,6 +48,8 @@ import polars as pl
 from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.release import citeworth as cw
 from corpus.release import citeworth_splits as cws
+from corpus.release import citeworth_state as cs
+from corpus.release.citeworth_state import CAND_SCHEMA, KEY_SCHEMA, LINE_COLUMNS, LINE_KEYS, POOL_MARGIN
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.release.state import (
     day_fingerprints,
@@ -67,26 +66,13 @@ from corpus.versions import FIRST_RECORDED
 # The version of citeworth_splits (corpus.versions): bump it whenever their rows change.
 CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/2"  # 2: split digests from line digests
 
-__all__ = ["POOL_MARGIN", "build_release", "citeworth_card", "split_digest"]
+__all__ = ["KEY_SCHEMA", "POOL_MARGIN", "build_release", "citeworth_card", "split_digest"]
 
-FORMAT = 3  # of the manifest and state: another format is rebuilt in full (3: line digests, 2: markers)
+FORMAT = 3  # of the manifest (3: line digests, 2: markers); the state's is cs.STATE_FORMAT
 STATE = "citeworth_release"
-POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
-_POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
-_KEYS = ["paper_id", "section_index"]
-_KEY_ORDER = "paper_id,section_index"  # the state's key and chosen tables are kept in this order
+_KEYS = cs.KEYS
+_kept_keys = cs.kept_keys  # a day's hashed keys (tests put a fault in here)
 
-PAPER_SCHEMA: dict[str, Any] = {"paper_id": pl.Utf8, "days": pl.List(pl.Utf8)}
-KEY_SCHEMA: dict[str, Any] = {
-    "paper_id": pl.Utf8,
-    "section_index": pl.Int64,
-    "field": pl.Utf8,
-    "date": pl.Utf8,
-    "n_sentences": pl.Int64,
-    "n_cite_worthy": pl.Int64,
-    "h": pl.UInt64,  # balance hash of seed|paper_id|section_index
-    "split": pl.Utf8,
-}
 POOL_SCHEMA: dict[str, Any] = {
     "paper_id": pl.Utf8,
     "section_index": pl.Int64,
@@ -98,130 +84,8 @@ POOL_SCHEMA: dict[str, Any] = {
     "markers": pl.List(pl.Utf8),  # each sentence's leftover citation marker (null: none), for the audit
 }
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
-
-
-def _empty(schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
-def _files(store: Store, asset: str, days: list[str]) -> list[Path]:
-    return [store.partition_dir(asset, d) / "part-0.parquet" for d in days if store.has_partition(asset, d)]
-
-
-def _candidate_days(store: Store, days: list[str]) -> pl.DataFrame:
-    """``paper_id, date`` of every paper processed on ``days``."""
-    files = _files(store, cw.CANDIDATES, days)
-    if not files:
-        return pl.DataFrame(schema={"paper_id": pl.Utf8, "date": pl.Utf8})
-    return scan_days(files, {"paper_id": pl.Utf8}, hive=True).select("paper_id", "date").unique().collect()
-
-
-def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
-    """Kept paragraph keys of the papers in ``latest`` (``paper_id, date``), from that day."""
-    days = sorted(set(latest["date"].to_list()))
-    files = _files(store, cw.PARAGRAPHS, days)
-    if not files:
-        return _empty(KEY_SCHEMA)
-    columns = ("paper_id", "section_index", "field", "kept", "n_sentences", "n_cite_worthy")
-    keys = (
-        scan_days(files, {c: cw.PARAGRAPH_SCHEMA[c] for c in columns}, hive=True)
-        .filter(pl.col("kept"))
-        .select("paper_id", "section_index", "field", "date", "n_sentences", "n_cite_worthy")
-        .join(latest.lazy(), on=["paper_id", "date"], how="semi")
-        .collect()
-    )
-    bad = keys.filter(~pl.col("field").is_in(CITEWORTH_FIELDS))
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise ValueError(f"row {row['paper_id']!r}/{row['section_index']!r} has field {row['field']!r}")
-    ids, idx = keys["paper_id"].to_list(), keys["section_index"].to_list()
-    hashes = [cws._hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)]
-    splits = {p: cw.split_for(p) for p in set(ids)}
-    return keys.with_columns(
-        pl.Series("h", hashes, pl.UInt64), pl.Series("split", [splits[p] for p in ids], pl.Utf8)
-    ).select(list(KEY_SCHEMA))
-
-
-def _update(
-    store: Store, seed: int, papers: pl.DataFrame, keys: pl.DataFrame, changed: set[str], removed: set[str]
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Papers' days and the available keys after ``changed`` days were (re)written and
-    ``removed`` days went away: only papers on those days are looked at."""
-    gone = sorted(changed | removed)
-    fresh = _candidate_days(store, sorted(changed)).group_by("paper_id").agg(pl.col("date").alias("new"))
-    marked = papers.join(fresh.select("paper_id", _f=pl.lit(True)), on="paper_id", how="left")
-    hit = pl.col("_f").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
-    affected = (
-        marked.filter(hit)
-        .drop("_f")
-        .join(fresh, on="paper_id", how="full", coalesce=True)
-        .select(
-            "paper_id",
-            pl.concat_list(
-                pl.col("days")
-                .fill_null(pl.lit([], pl.List(pl.Utf8)))
-                .list.eval(pl.element().filter(~pl.element().is_in(gone))),
-                pl.col("new").fill_null(pl.lit([], pl.List(pl.Utf8))),
-            )
-            .list.unique()
-            .list.sort()
-            .alias("days"),
-        )
-        .filter(pl.col("days").list.len() > 0)
-    )
-    papers = pl.concat([marked.filter(~hit).drop("_f"), affected]).cast(PAPER_SCHEMA)  # type: ignore[arg-type]
-    latest = affected.select("paper_id", pl.col("days").list.last().alias("date"))
-    touched = pl.concat([affected["paper_id"], marked.filter(hit)["paper_id"]]).unique()
-    # the key table stays in (paper_id, section_index) order: the touched papers' keys leave and
-    # their new ones are merged in (a paper's keys are all old or all new), no sort of the table
-    kept = keys.filter(~pl.col("paper_id").is_in(touched.implode()))
-    fresh_keys = _kept_keys(store, latest, seed).sort(_KEYS)
-    return papers, kept.merge_sorted(fresh_keys, key="paper_id") if kept.height else fresh_keys
-
-
-def _ranked(keys: pl.DataFrame) -> pl.DataFrame:
-    """``keys`` (in (paper_id, section_index) order) with ``_rank``: 1-based, per field, by
-    (h, paper_id, section_index); an ordinal rank breaks ties of ``h`` by row order, which is
-    that key order. Ranking hashes per field costs far less than sorting the table by them."""
-    return keys.with_columns(pl.col("h").rank("ordinal").over("field").cast(pl.Int64).alias("_rank"))
-
-
-def _choose(ranked: pl.DataFrame, cap: int) -> pl.DataFrame:
-    """Per field, the ``cap`` keys with the smallest (h, paper_id, section_index), in
-    (paper_id, section_index) order."""
-    return ranked.filter(pl.col("_rank") <= cap).drop("_rank")
-
-
-def _hash_at(ranked: pl.DataFrame, ranks: dict[str, int]) -> dict[str, int]:
-    """Per field, the hash of the key at the given 1-based rank."""
-    want = pl.DataFrame(
-        {"field": list(ranks), "_rank": list(ranks.values())}, schema={"field": pl.Utf8, "_rank": pl.Int64}
-    )
-    return {f: int(h) for f, h in ranked.join(want, on=["field", "_rank"]).select("field", "h").iter_rows()}
-
-
-def _thresholds(
-    ranked: pl.DataFrame,
-    available: dict[str, int],
-    cap: int,
-    old: dict[str, int],
-    pool_counts: dict[str, int],
-) -> dict[str, int]:
-    """Per field, the largest hash the pool covers: kept from the last run while it covers the
-    chosen keys and the pool is not far beyond the cap, else the hash at cap x (1 + margin)."""
-    fields = [f for f in CITEWORTH_FIELDS if available.get(f)]
-    need = _hash_at(ranked, {f: min(cap, available[f]) for f in fields}) if cap else {}
-    out = {}
-    for f in fields:
-        have = old.get(f)
-        if (
-            have is not None
-            and have >= need.get(f, -1)
-            and pool_counts.get(f, 0) <= cap * (1 + _POOL_TRIM) + 16
-        ):
-            out[f] = have
-    margin = {f: min(available[f], math.ceil(cap * (1 + POOL_MARGIN)) + 16) for f in fields if f not in out}
-    return {**out, **_hash_at(ranked, margin)}
+_empty = cs.empty
+_COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
 
 
 def _line_digest(line: bytes) -> bytes:
@@ -315,10 +179,6 @@ def _state_root(home: Path, out: Path) -> Path:
     return state_dir(home, f"{STATE}-{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12]}")
 
 
-def _read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.read_parquet(path).cast(schema)  # type: ignore[arg-type]
-
-
 def build_release(
     home: str | Path, *, seed: int = 0, per_field: int | None = None, out_dir: str | Path | None = None
 ) -> dict:
@@ -348,11 +208,11 @@ def release_audit(home: str | Path, out_dir: str | Path | None = None, examples:
     out = Path(out_dir) if out_dir is not None else cw.release_dir(home)
     root = _state_root(home, out)
     with locked(root / "lock"):
-        state = load_state(root, out / "manifest.json", FORMAT)
+        state = load_state(root, out / "manifest.json", cs.STATE_FORMAT)
         try:
             if state is None:
                 raise _Stale("no release state")
-            chosen = _read(root / state["chosen"], CHOSEN_SCHEMA)
+            chosen = cs.read(root / state["cand"], CAND_SCHEMA).filter(pl.col("chosen"))
             offsets = _offsets(chosen, out)
         except (_Stale, OSError, KeyError, pl.exceptions.PolarsError):
             return cw.audit_release(out, examples)
@@ -404,22 +264,9 @@ class _Stale(RuntimeError):
     """The state does not describe the release on disk: build from scratch."""
 
 
-_LINE_COLUMNS = ["length", "digest", "tokens", "cite", "lengths", "markers"]
-CHOSEN_SCHEMA: dict[str, Any] = {
-    **KEY_SCHEMA,
-    "length": pl.Int64,  # bytes of its line in <split>.jsonl
-    "digest": pl.Binary,  # BLAKE2b-128 of its line (split_digest)
-    "tokens": pl.Int64,
-    "cite": pl.Int64,
-    "lengths": pl.List(pl.Int64),
-    "markers": pl.List(pl.Utf8),
-}
-_COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
-
-
 def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path) -> dict:
     settings = {"seed": seed, "per_field": per_field}
-    state = load_state(root, out / "manifest.json", FORMAT)
+    state = load_state(root, out / "manifest.json", cs.STATE_FORMAT)
     inputs = _inputs(store)
     old = None
     if state is not None:
@@ -445,89 +292,98 @@ def _run(
     store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
     old: dict | None, state: dict | None,
 ) -> dict:  # fmt: skip
-    line_keys = [*_KEYS, "date"]
-    if old is None:
-        papers, keys, before = _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(CHOSEN_SCHEMA)
-        pool_files, thresholds, changed, removed = [], {}, set(inputs), set()
+    if old is None or state is None:
+        papers, cand = _empty(cs.PAPER_SCHEMA), _empty(CAND_SCHEMA)
+        day_files: dict[str, str] = {}
+        thresholds: dict[str, int] = {}
+        available: dict[str, int] = {}
+        pool_files: list[str] = []
+        changed, removed = set(inputs), set()
     else:
-        if state.get("key_order") != _KEY_ORDER:
-            raise _Stale("the state's key table is not kept in (paper_id, section_index) order")
-        papers = _read(root / state["papers"], PAPER_SCHEMA)
-        keys = _read(root / state["keys"], KEY_SCHEMA)
-        before = _read(root / state["chosen"], CHOSEN_SCHEMA)
-        pool_files = [root / name for name in state["pool"]]
+        papers = cs.read(root / state["papers"], cs.PAPER_SCHEMA)
+        cand = cs.read(root / state["cand"], CAND_SCHEMA)
+        day_files = dict(state["days"])
         thresholds = {f: int(v) for f, v in state["thresholds"].items()}
+        available = {f: int(n) for f, n in state["available"].items()}
+        pool_files = list(state["pool"])
         changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
         removed = set(old["inputs"]) - set(inputs)
-    papers, keys = _update(store, seed, papers, keys, changed, removed)
-    available = dict(keys.group_by("field").len().iter_rows())
-    cap = cw.default_cap(available) if per_field is None else per_field
-    ranked = _ranked(keys)
-    chosen = _choose(ranked, cap)
-    # the pool: every available paragraph up to its field's threshold has its line in the release
-    # (chosen) or in a pool file; what is in neither is read from its day
-    pool_keys = _pool_scan(pool_files).select(line_keys).unique().collect() if pool_files else _empty(
-        {k: KEY_SCHEMA[k] for k in line_keys}
-    )  # fmt: skip
-    live = pool_keys.join(keys.select(*line_keys, "field"), on=line_keys)
-    thresholds = _thresholds(
-        ranked, available, cap, thresholds, dict(live.group_by("field").len().iter_rows())
-    )
-    limit = pl.DataFrame(
-        {"field": list(thresholds), "_t": list(thresholds.values())},
-        schema={"field": pl.Utf8, "_t": pl.UInt64},
-    )
-    # the pool's share of the wanted keys (at or below the threshold): the chosen ones are all there
-    beyond = (
-        ranked.filter(pl.col("_rank") > cap).join(limit, on="field").filter(pl.col("h") <= pl.col("_t"))
-    ).select(line_keys)
-    entering = chosen.join(before, on=line_keys, how="anti")
-    leaving = before.join(chosen, on=line_keys, how="anti")
+        if set(day_files) != set(old["inputs"]):
+            raise _Stale("the state's day keys are not the release's days")
+    before = cand.filter(pl.col("chosen"))
     offsets = _offsets(before, out)
-    moved = _read_lines(out, leaving.join(beyond, on=line_keys, how="semi").join(offsets, on=_KEYS))
-    from_pool = _pool_lines(pool_files, entering.select(line_keys)) if pool_files else _empty(POOL_SCHEMA)
-    need = pl.concat([
-        entering.select(line_keys).join(from_pool, on=line_keys, how="anti"),
-        beyond.join(pool_keys, on=line_keys, how="anti").join(moved, on=line_keys, how="anti"),
-    ]).unique()  # fmt: skip
-    fetched = _fetch(store, need)
-    got = pl.concat([from_pool, fetched]).unique(line_keys)
-    new_lines = entering.join(got, on=line_keys, how="left")
-    if new_lines["line"].null_count():
-        raise RuntimeError("a chosen paragraph has no line (a bug)")
-    # the chosen keys in their (paper_id, section_index) order, each with its line's numbers: kept
-    # from the last release (no line: copied from its file) or new (with its line); the list
-    # columns are taken by row number, as a join on the keys would hash-gather them too
-    lines = pl.concat([
-        before.select(*line_keys, *_LINE_COLUMNS, pl.lit(None, pl.Binary).alias("line")),
-        new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length"),
-                               pl.Series("digest", [_line_digest(x) for x in new_lines["line"]], pl.Binary))
-        .select(*line_keys, *_LINE_COLUMNS, "line"),
-    ])  # fmt: skip
-    where = chosen.select(line_keys).join(
-        lines.select(line_keys).with_row_index("_i"), on=line_keys, how="left", maintain_order="left"
-    )["_i"]
-    if where.null_count():
-        raise RuntimeError("a chosen paragraph has no line (a bug)")
-    table = chosen.hstack(lines.select(pl.col(*_LINE_COLUMNS, "line").gather(where))).select(
-        *CHOSEN_SCHEMA, "line"
+    # 1. the changed days' keys, hashed once and kept; the papers on them and their counts
+    root.mkdir(parents=True, exist_ok=True)
+    fresh_keys = {}
+    for day in sorted(changed):
+        keys = _kept_keys(store, day, seed)
+        day_files[day] = cs.key_file_name(day, inputs[day], seed)
+        cs.write(keys, root / day_files[day])
+        fresh_keys[day] = keys
+    for day in removed:
+        day_files.pop(day, None)
+    papers, affected, live, delta = cs.update_papers(store, papers, fresh_keys, changed | removed)
+    for f, n in delta.items():
+        available[f] = available.get(f, 0) + n
+    if any(n < 0 for n in available.values()):
+        raise _Stale("a field's available count went below zero")
+    available = {f: n for f, n in available.items() if n}
+    # 2. the affected papers' candidates leave, their live keys (up to the thresholds) come in;
+    #    the candidates stay in key order (a paper's keys are all old or all new)
+    adding = cs.as_candidates(cs.below(cs.live_keys(root, day_files, fresh_keys, live), thresholds))
+    kept = cand.filter(~pl.col("paper_id").is_in(affected.implode()))
+    cand = (
+        kept.merge_sorted(adding, key="paper_id")
+        if kept.height and adding.height
+        else pl.concat([kept, adding])
     )
-    spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
-    summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
-                      leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
+    cap = cw.default_cap(available) if per_field is None else per_field
+    cand, thresholds, refilled = cs.refill(root, day_files, papers, cand, thresholds, available, cap)
+    # 3. choose among the candidates; read the lines not read yet (new and refilled keys)
+    now = cs.ranked(cand)["_rank"] <= cap
+    known = cand["length"].is_not_null()
+    fetched = _fetch(store, cand.filter(~known).select(LINE_KEYS))
+    fetched = (
+        cand.filter(~known).select(LINE_KEYS).join(fetched, on=LINE_KEYS, how="left", maintain_order="left")
+    )
+    if fetched["line"].null_count():
+        raise RuntimeError("a candidate paragraph has no line (a bug)")
+    fetched = fetched.with_columns(
+        pl.col("line").bin.size().cast(pl.Int64).alias("length"),
+        pl.Series("digest", [_line_digest(x) for x in fetched["line"]], pl.Binary),
+    )
+    n_known = int(known.sum())
+    where = (
+        pl.select(
+            pl.when(known).then(known.cum_sum() - 1).otherwise(n_known + (~known).cum_sum() - 1).alias("w")
+        )
+        .to_series()
+        .cast(pl.Int64)
+    )
+    numbers = pl.concat([cand.filter(known).select(LINE_COLUMNS), fetched.select(LINE_COLUMNS)])
+    cand = cand.with_columns(numbers.select(pl.all().gather(where))).with_row_index("_i")
+    new_line = pl.concat([pl.Series("line", [None] * n_known, pl.Binary), fetched["line"]]).gather(where)
+    # lines the run writes: entering ones from the pool files, leaving ones (still candidates)
+    # from the current release into a new pool file
+    was = pl.col("chosen")
+    entering = cand.filter(now & ~was & pl.col("pool").is_not_null())
+    moved = cand.filter(~now & was).join(offsets, on=_KEYS, how="left", maintain_order="left")
+    src = pl.concat([
+        entering.select("_i", pl.Series("line", cs.read_at(root, entering, "pool", "pool_offset"), pl.Binary)),
+        moved.select("_i", pl.Series("line", cs.read_at(out, moved.with_columns(pl.concat_str(
+            pl.col("split"), pl.lit(".jsonl")).alias("_file")), "_file", "_offset"), pl.Binary)),
+    ])  # fmt: skip
+    cand = (
+        cand.with_columns(new_line)
+        .join(src.rename({"line": "_l"}), on="_i", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("_l", "line").alias("line"), now.alias("_now"))
+        .drop("_i", "_l")
+    )
+    leaving = before.join(cand.filter(pl.col("_now")), on=LINE_KEYS, how="anti")
+    summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
+                      thresholds, available, pool_files, cap, old is not None)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
-            "days_changed": len(changed) + len(removed)}  # fmt: skip
-
-
-def _pool_scan(files: list[Path]) -> pl.LazyFrame:
-    return pl.scan_parquet(files, schema=POOL_SCHEMA) if files else _empty(POOL_SCHEMA).lazy()
-
-
-def _pool_lines(files: list[Path], want: pl.DataFrame) -> pl.DataFrame:
-    if not want.height:
-        return _empty(POOL_SCHEMA)
-    line_keys = [*_KEYS, "date"]
-    return _pool_scan(files).join(want.lazy(), on=line_keys, how="semi").unique(line_keys).collect()
+            "days_changed": len(changed) + len(removed), "fields_refilled": len(refilled)}  # fmt: skip
 
 
 def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
@@ -541,22 +397,6 @@ def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
         if not path.exists() or path.stat().st_size != size:
             raise _Stale(f"{path} is not the file the state describes")
     return placed.select(*_KEYS, "_offset")
-
-
-def _read_lines(out: Path, rows: pl.DataFrame) -> pl.DataFrame:
-    """Pool rows for ``rows`` of the current release (with ``split``, ``_offset``, ``length``),
-    read from their split files."""
-    if not rows.height:
-        return _empty(POOL_SCHEMA)
-    parts = []
-    for (split,), part in rows.group_by(["split"]):
-        lines = []
-        with open(out / f"{split}.jsonl", "rb") as fh:
-            for offset, length in part.select("_offset", "length").iter_rows():
-                fh.seek(offset)
-                lines.append(fh.read(length))
-        parts.append(part.with_columns(pl.Series("line", lines, pl.Binary)))
-    return pl.concat(parts).select(list(POOL_SCHEMA)).cast(POOL_SCHEMA)  # type: ignore[arg-type]
 
 
 def _copy_range(src: Any, dst: Any, offset: int, count: int) -> None:
@@ -594,12 +434,13 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 
 
 def _commit(
-    store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame,
-    keys: pl.DataFrame, thresholds: dict, table: pl.DataFrame, offsets: pl.DataFrame, leaving: pl.DataFrame,
-    spare: pl.DataFrame, pool_files: list[Path], live: pl.DataFrame, available: dict, cap: int, incremental: bool,
+    store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame, cand: pl.DataFrame,
+    offsets: pl.DataFrame, leaving: pl.DataFrame, day_files: dict, thresholds: dict, available: dict,
+    pool_files: list[str], cap: int, incremental: bool,
 ) -> dict:  # fmt: skip
     """Write the split files that changed (the others linked), manifest, card, the key table,
-    the pool and the state; swap the release directory in."""
+    the new pool lines and the state; swap the release directory in."""
+    table = cand.filter(pl.col("_now"))
     store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
@@ -640,31 +481,65 @@ def _commit(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    root.mkdir(parents=True, exist_ok=True)
+    # the state, each file under a new name, then state.json naming them (written last)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
-    names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "chosen")}
-    # written whole every run, read back the next: LZ4 (as the pool) writes and reads them faster than zstd
-    papers.write_parquet(root / names["papers"], compression="lz4")
-    keys.write_parquet(root / names["keys"], compression="lz4")
-    table.drop("line").write_parquet(root / names["chosen"], compression="lz4")
-    pool = [p.name for p in pool_files]
-    if spare.height:
-        spare.write_parquet(root / f"pool-{tag}.parquet", compression="lz4")
-        pool.append(f"pool-{tag}.parquet")
-    live_rows = live.height + spare.height
-    total_rows = sum(pl.scan_parquet(root / p).select(pl.len()).collect().item() for p in pool) if pool else 0
-    if total_rows > _COMPACT * live_rows + 10_000:  # mostly stale lines: keep the live ones in one file
-        keep = pl.concat([live.select(*_KEYS, "date"), spare.select(*_KEYS, "date")]).unique()
-        merged = _pool_lines([root / p for p in pool], keep)
-        merged.write_parquet(root / f"pool-{tag}-c.parquet", compression="lz4")
-        pool = [f"pool-{tag}-c.parquet"]
-    save_state(root, out / "manifest.json", FORMAT,
-               {**names, "pool": pool, "key_order": _KEY_ORDER,
+    cand = _pooled(root, cand, tag)
+    names = {"papers": f"papers-{tag}.parquet", "cand": f"cand-{tag}.parquet"}
+    cs.write(papers, root / names["papers"])
+    cs.write(cand, root / names["cand"])
+    pool = sorted(cand["pool"].drop_nulls().unique().to_list())
+    save_state(root, out / "manifest.json", cs.STATE_FORMAT,
+               {**names, "days": day_files, "pool": pool, "available": available,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
-    for stale in root.glob("*.parquet"):
-        if stale.name not in names.values() and stale.name not in pool:
+    keep = {*names.values(), *day_files.values(), *pool}
+    for stale in [*root.glob("*.parquet"), *root.glob("*.bin"), *root.glob(".*.tmp")]:
+        if stale.name not in keep:
             stale.unlink(missing_ok=True)
     return {**summary, "files_written": written}
+
+
+def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
+    """The candidates as the state keeps them: the new pool lines (those with a ``line`` that are
+    not released) appended to ``pool-<tag>.bin``; the pool files rewritten as one when they
+    hold :data:`_COMPACT` times the live pool's bytes."""
+    now = pl.col("_now")
+    fresh = cand.with_row_index("_i").filter(pl.col("line").is_not_null() & ~now)
+    name = f"pool-{tag}.bin"
+    if fresh.height:
+        at = cs.write_pool(root / name, fresh["line"].to_list())
+        fresh = fresh.select("_i", pl.lit(name).alias("_p"), pl.Series("_o", at, pl.Int64))
+        cand = cand.with_row_index("_i").join(fresh, on="_i", how="left", maintain_order="left")
+        cand = cand.with_columns(
+            pl.coalesce("_p", "pool").alias("pool"), pl.coalesce("_o", "pool_offset").alias("pool_offset")
+        )
+    none = pl.lit(None)
+    cand = cand.with_columns(
+        pl.when(now).then(none).otherwise(pl.col("pool")).alias("pool"),
+        pl.when(now).then(none).otherwise(pl.col("pool_offset")).alias("pool_offset"),
+        now.alias("chosen"),
+    ).select(list(CAND_SCHEMA))
+    live = cand.filter(pl.col("pool").is_not_null())
+    total = sum((root / p).stat().st_size for p in live["pool"].unique().to_list())
+    if total > _COMPACT * int(live["length"].sum() or 0) + (
+        1 << 24
+    ):  # mostly stale: one file of the live lines
+        where = cand.with_row_index("_i").filter(pl.col("pool").is_not_null())
+        name = f"pool-{tag}-c.bin"
+        at = cs.write_pool(root / name, cs.read_at(root, where, "pool", "pool_offset"))
+        moved = where.select("_i", pl.Series("_o", at, pl.Int64))
+        cand = (
+            cand.with_row_index("_i")
+            .join(moved, on="_i", how="left", maintain_order="left")
+            .with_columns(
+                pl.when(pl.col("_o").is_not_null())
+                .then(pl.lit(name))
+                .otherwise(pl.col("pool"))
+                .alias("pool"),
+                pl.coalesce("_o", "pool_offset").alias("pool_offset"),
+            )
+            .select(list(CAND_SCHEMA))
+        )
+    return cand
 
 
 def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int) -> dict:
