@@ -80,8 +80,8 @@ POOL_SCHEMA: dict[str, Any] = {
     "line": pl.Binary,  # the release line, newline included
     "tokens": pl.Int64,
     "cite": pl.Int64,
-    "lengths": pl.List(pl.Int64),  # character length of each released sentence
-    "markers": pl.List(pl.Utf8),  # each sentence's leftover citation marker (null: none), for the audit
+    "lengths": pl.Binary,  # character length of each released sentence (cs.pack_lengths)
+    "markers": pl.Utf8,  # JSON list of each sentence's leftover citation marker (null: none has one)
 }
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
 _empty = cs.empty
@@ -128,8 +128,8 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
             "line": lines,
             "tokens": [sum(len(cws.TOKEN_RE.findall(t)) for t in ts) for ts in texts],
             "cite": [sum(x == cw.LABEL_CITE_WORTHY for x in ls) for ls in labels],
-            "lengths": [[len(t) for t in ts] for ts in texts],
-            "markers": [[cw.leftover_marker(t) for t in ts] for ts in texts],
+            "lengths": [cs.pack_lengths([len(t) for t in ts]) for ts in texts],
+            "markers": [_markers([cw.leftover_marker(t) for t in ts]) for ts in texts],
         },
         schema=POOL_SCHEMA,
     )
@@ -159,17 +159,18 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts) if parts else _empty(POOL_SCHEMA)
 
 
-def _stats(chosen: pl.DataFrame) -> dict:
-    """Table 2 (:func:`corpus.release.citeworth.stats`' numbers) from the chosen rows' pool numbers."""
+def _markers(markers: list[str | None]) -> str | None:
+    return json.dumps(markers) if any(m is not None for m in markers) else None
+
+
+def _stats(table_2: dict) -> dict:
+    """Table 2 (:func:`corpus.release.citeworth.stats`' numbers) from its running numbers
+    (:func:`corpus.release.citeworth_state.table_2_add`)."""
     acc = cws._SentenceStats()
-    lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))[
-        "n"
-    ].value_counts()
-    acc.lengths = Counter(dict(lengths.iter_rows()))
-    acc.tokens = int(chosen["tokens"].sum() or 0)
-    acc.cite = int(chosen["cite"].sum() or 0)
-    for split, n in chosen.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows():
-        acc.per_split[split] = int(n)
+    acc.lengths = Counter({int(k): v for k, v in table_2.get("lengths", {}).items()})
+    acc.tokens = table_2.get("tokens", 0)
+    acc.cite = table_2.get("cite", 0)
+    acc.per_split = Counter(table_2.get("per_split", {}))
     return acc.result()
 
 
@@ -219,9 +220,9 @@ def release_audit(home: str | Path, out_dir: str | Path | None = None, examples:
         order = {s: i for i, s in enumerate(cw.SPLIT_NAMES)}
         rows = chosen.sort(pl.col("split").replace_strict(order, return_dtype=pl.Int64), *_KEYS)
         per_split = {s: 0 for s in cw.SPLIT_NAMES}
-        per_split.update(rows.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows())
+        per_split.update(rows.group_by("split").agg((pl.col("lengths").bin.size() // 4).sum()).iter_rows())
         flagged = (
-            rows.select("split", *_KEYS, "length", pl.col("markers"))
+            rows.select("split", *_KEYS, "length", pl.col("markers").str.json_decode(pl.List(pl.Utf8)))
             .with_row_index("_line")
             .explode("markers", empty_as_null=False)
             .with_columns(pl.int_range(pl.len()).over("_line").alias("_sentence"))
@@ -297,7 +298,6 @@ def _run(
         day_files: dict[str, str] = {}
         thresholds: dict[str, int] = {}
         available: dict[str, int] = {}
-        pool_files: list[str] = []
         changed, removed = set(inputs), set()
     else:
         papers = cs.read(root / state["papers"], cs.PAPER_SCHEMA)
@@ -305,7 +305,6 @@ def _run(
         day_files = dict(state["days"])
         thresholds = {f: int(v) for f, v in state["thresholds"].items()}
         available = {f: int(n) for f, n in state["available"].items()}
-        pool_files = list(state["pool"])
         changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
         removed = set(old["inputs"]) - set(inputs)
         if set(day_files) != set(old["inputs"]):
@@ -379,9 +378,13 @@ def _run(
         .with_columns(pl.coalesce("_l", "line").alias("line"), now.alias("_now"))
         .drop("_i", "_l")
     )
-    leaving = before.join(cand.filter(pl.col("_now")), on=LINE_KEYS, how="anti")
+    # what leaves the release: old lines not kept as they were (a day written again with other
+    # content gives a paragraph new line under the same key)
+    leaving = before.join(cand.filter(pl.col("_now") & pl.col("chosen")), on=LINE_KEYS, how="anti")
+    table_2 = cs.table_2_add(state["table_2"] if old is not None and state is not None else {}, leaving, -1)
+    table_2 = cs.table_2_add(table_2, cand.filter(pl.col("_now") & ~pl.col("chosen")), 1)
     summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
-                      thresholds, available, pool_files, cap, old is not None)  # fmt: skip
+                      thresholds, available, table_2, cap, old is not None)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
             "days_changed": len(changed) + len(removed), "fields_refilled": len(refilled)}  # fmt: skip
 
@@ -436,7 +439,7 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 def _commit(
     store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame, cand: pl.DataFrame,
     offsets: pl.DataFrame, leaving: pl.DataFrame, day_files: dict, thresholds: dict, available: dict,
-    pool_files: list[str], cap: int, incremental: bool,
+    table_2: dict, cap: int, incremental: bool,
 ) -> dict:  # fmt: skip
     """Write the split files that changed (the others linked), manifest, card, the key table,
     the new pool lines and the state; swap the release directory in."""
@@ -463,7 +466,7 @@ def _commit(
             files.append({"path": name, "paragraphs": mine.height, "bytes": (staging / name).stat().st_size,
                           "digest": digest})  # fmt: skip
             written += 1
-        summary = _summary(settings, table, available, cap)
+        summary = _summary(settings, table, available, cap, table_2)
         manifest = {
             "format": FORMAT,
             "code_version": CITEWORTH_SPLITS_VERSION,
@@ -489,7 +492,7 @@ def _commit(
     cs.write(cand, root / names["cand"])
     pool = sorted(cand["pool"].drop_nulls().unique().to_list())
     save_state(root, out / "manifest.json", cs.STATE_FORMAT,
-               {**names, "days": day_files, "pool": pool, "available": available,
+               {**names, "days": day_files, "pool": pool, "available": available, "table_2": table_2,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
     keep = {*names.values(), *day_files.values(), *pool}
     for stale in [*root.glob("*.parquet"), *root.glob("*.bin"), *root.glob(".*.tmp")]:
@@ -542,7 +545,7 @@ def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
     return cand
 
 
-def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int) -> dict:
+def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int, table_2: dict) -> dict:
     released = dict(table.group_by("field").len().iter_rows())
     per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
     counts = dict(table.group_by("split").len().iter_rows())
@@ -559,7 +562,7 @@ def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int) -> 
         "papers_per_split": {
             s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in cw.SPLIT_NAMES
         },
-        "stats": _stats(table),
+        "stats": _stats(table_2),
         "files": {s: f"{s}.jsonl" for s in cw.SPLIT_NAMES},
     }
 

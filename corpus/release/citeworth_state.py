@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from corpus.papers.fields import CITEWORTH_FIELDS
@@ -37,6 +38,7 @@ from corpus.release import citeworth_splits as cws
 from corpus.store import Store, scan_days
 
 STATE_FORMAT = 4  # of state.json: another format is rebuilt in full (4: keys by day, candidates, pool files)
+_U32 = "<u4"
 POOL_MARGIN = 0.25  # the candidates hold each capped field's next 25 % of paragraphs beyond the cap
 _POOL_TRIM = 3 * POOL_MARGIN  # candidates this far beyond the cap are cut back to the margin
 KEYS = ["paper_id", "section_index"]
@@ -60,8 +62,8 @@ CHOSEN_SCHEMA: dict[str, Any] = {
     "digest": pl.Binary,  # BLAKE2b-128 of its line (split_digest)
     "tokens": pl.Int64,
     "cite": pl.Int64,
-    "lengths": pl.List(pl.Int64),  # character length of each released sentence
-    "markers": pl.List(pl.Utf8),  # each sentence's leftover citation marker (null: none), for the audit
+    "lengths": pl.Binary,  # character length of each released sentence, little-endian uint32s
+    "markers": pl.Utf8,  # JSON list of each sentence's leftover citation marker (null: none has one)
 }
 CAND_SCHEMA: dict[str, Any] = {
     **CHOSEN_SCHEMA,
@@ -280,3 +282,31 @@ def write_pool(path: Path, lines: list[bytes]) -> list[int]:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return offsets
+
+
+def pack_lengths(lengths: list[int]) -> bytes:
+    return np.asarray(lengths, dtype=_U32).tobytes()
+
+
+def table_2_add(acc: dict, rows: pl.DataFrame, sign: int) -> dict:
+    """Table 2's running numbers (sentence-length histogram, tokens, cite-worthy, sentences per
+    split; as kept in ``state.json``) plus (``sign`` 1) or minus (-1) those of ``rows``."""
+    hist = {int(k): v for k, v in acc.get("lengths", {}).items()}
+    if rows.height:
+        values, counts = np.unique(
+            np.frombuffer(b"".join(rows["lengths"].to_list()), dtype=_U32), return_counts=True
+        )
+        for k, c in zip(values.tolist(), counts.tolist(), strict=True):
+            hist[k] = hist.get(k, 0) + sign * c
+    per_split = dict(acc.get("per_split", {}))
+    sizes = rows.group_by("split").agg((pl.col("lengths").bin.size() // 4).sum())
+    for split, n in sizes.iter_rows():
+        per_split[split] = per_split.get(split, 0) + sign * int(n)
+    if any(v < 0 for v in hist.values()) or any(v < 0 for v in per_split.values()):
+        raise ValueError("Table 2's running numbers went below zero")
+    return {
+        "lengths": {str(k): v for k, v in sorted(hist.items()) if v},
+        "tokens": acc.get("tokens", 0) + sign * int(rows["tokens"].sum() or 0),
+        "cite": acc.get("cite", 0) + sign * int(rows["cite"].sum() or 0),
+        "per_split": {k: v for k, v in sorted(per_split.items()) if v},
+    }
