@@ -33,6 +33,7 @@ line in the state: a new day hashes its new lines, not the files.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import io
 import json
@@ -384,7 +385,7 @@ def _run(
     table_2 = cs.table_2_add(state["table_2"] if old is not None and state is not None else {}, leaving, -1)
     table_2 = cs.table_2_add(table_2, cand.filter(pl.col("_now") & ~pl.col("chosen")), 1)
     summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
-                      thresholds, available, table_2, cap, old is not None)  # fmt: skip
+                      thresholds, available, table_2, cap, old)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
             "days_changed": len(changed) + len(removed), "fields_refilled": len(refilled)}  # fmt: skip
 
@@ -439,7 +440,7 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 def _commit(
     store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame, cand: pl.DataFrame,
     offsets: pl.DataFrame, leaving: pl.DataFrame, day_files: dict, thresholds: dict, available: dict,
-    table_2: dict, cap: int, incremental: bool,
+    table_2: dict, cap: int, old: dict | None,
 ) -> dict:  # fmt: skip
     """Write the split files that changed (the others linked), manifest, card, the key table,
     the new pool lines and the state; swap the release directory in."""
@@ -447,15 +448,15 @@ def _commit(
     store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
-    old_files = {}
-    if incremental:
-        old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
+    incremental = old is not None
+    old_files = {f["path"]: f for f in old["files"]} if old is not None else {}
     rows = table.join(offsets, on=_KEYS, how="left", maintain_order="left")
+    by_split = rows.partition_by("split", as_dict=True)
     try:
         files, written = [], 0
         for split in cw.SPLIT_NAMES:
             name = f"{split}.jsonl"
-            mine = rows.filter(pl.col("split") == split)
+            mine = by_split.get((split,), rows.clear())
             changed = mine["line"].null_count() < mine.height or (leaving["split"] == split).any()
             if incremental and name in old_files and not changed:
                 link_or_copy(out / name, staging / name)
@@ -472,7 +473,7 @@ def _commit(
             "code_version": CITEWORTH_SPLITS_VERSION,
             "settings": settings,
             "inputs": inputs,
-            "input_code_versions": input_code_versions(store, [cw.PARAGRAPHS, cw.CANDIDATES], inputs),
+            "input_code_versions": _code_versions(store, inputs, old),
             "files": files,
             "summary": summary,
         }
@@ -487,7 +488,7 @@ def _commit(
     # the state, each file under a new name, then state.json naming them (written last)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
     cand = _pooled(root, cand, tag)
-    names = {"papers": f"papers-{tag}.parquet", "cand": f"cand-{tag}.parquet"}
+    names = {"papers": f"papers-{tag}.arrow", "cand": f"cand-{tag}.arrow"}
     cs.write(papers, root / names["papers"])
     cs.write(cand, root / names["cand"])
     pool = sorted(cand["pool"].drop_nulls().unique().to_list())
@@ -495,7 +496,7 @@ def _commit(
                {**names, "days": day_files, "pool": pool, "available": available, "table_2": table_2,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
     keep = {*names.values(), *day_files.values(), *pool}
-    for stale in [*root.glob("*.parquet"), *root.glob("*.bin"), *root.glob(".*.tmp")]:
+    for stale in [*root.glob("*.parquet"), *root.glob("*.arrow"), *root.glob("*.bin"), *root.glob(".*.tmp")]:
         if stale.name not in keep:
             stale.unlink(missing_ok=True)
     return {**summary, "files_written": written}
@@ -546,25 +547,66 @@ def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
 
 
 def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int, table_2: dict) -> dict:
-    released = dict(table.group_by("field").len().iter_rows())
-    per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
-    counts = dict(table.group_by("split").len().iter_rows())
+    keys = table.select("paper_id", "field", "split", "n_sentences")  # the narrow columns only
+    by_field = {
+        f: (n, s) for f, n, s in keys.group_by("field").agg(pl.len(), pl.col("n_sentences").sum()).rows()
+    }
+    by_split = {
+        s: (n, p) for s, n, p in keys.group_by("split").agg(pl.len(), pl.col("paper_id").n_unique()).rows()
+    }
     return {
         "seed": settings["seed"],
         "per_field_cap": cap,
         "available_paragraphs": sum(available.values()),
         "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
-        "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
-        "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
+        "released_per_field": {f: by_field.get(f, (0, 0))[0] for f in CITEWORTH_FIELDS},
+        "sentences_per_field": {f: by_field[f][1] for f in sorted(by_field)},
         "paragraphs": table.height,
-        "papers": table["paper_id"].n_unique(),
-        "paragraphs_per_split": {s: counts.get(s, 0) for s in cw.SPLIT_NAMES},
-        "papers_per_split": {
-            s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in cw.SPLIT_NAMES
-        },
+        "papers": sum(p for _, p in by_split.values()),  # a paper is in one split (split_for)
+        "paragraphs_per_split": {s: by_split.get(s, (0, 0))[0] for s in cw.SPLIT_NAMES},
+        "papers_per_split": {s: by_split.get(s, (0, 0))[1] for s in cw.SPLIT_NAMES},
         "stats": _stats(table_2),
         "files": {s: f"{s}.jsonl" for s in cw.SPLIT_NAMES},
     }
+
+
+def _code_versions(store: Store, inputs: dict, old: dict | None) -> dict[str, dict[str, str]]:
+    """The manifest's ``input_code_versions``: the last manifest's for the days that did not
+    change (its ``first..last`` ranges are runs of calendar days), read for the others."""
+    from corpus.provenance import day_ranges
+
+    assets = [cw.PARAGRAPHS, cw.CANDIDATES]
+    if old is None or "input_code_versions" not in old:
+        return input_code_versions(store, assets, inputs)
+    same = {d for d, fp in inputs.items() if old["inputs"].get(d) == fp}
+    out: dict[str, dict[str, str]] = {}
+    for asset in assets:
+        by_day = {}
+        for version, ranges in old["input_code_versions"].get(asset, {}).items():
+            for part in ranges.split(", "):
+                first, _, last = part.partition("..")
+                day, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last or first)
+                while day <= end:
+                    by_day[day.isoformat()] = version
+                    day += dt.timedelta(days=1)
+        by_day = {d: v for d, v in by_day.items() if d in same}
+        fresh = input_code_versions(store, [asset], sorted(set(inputs) - same))[asset]
+        for version, ranges in fresh.items():  # the changed days, read
+            for part in ranges.split(", "):
+                first, _, last = part.partition("..")
+                day, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last or first)
+                while day <= end:
+                    if day.isoformat() in inputs:
+                        by_day[day.isoformat()] = version
+                    day += dt.timedelta(days=1)
+        versions: dict[str, list[str]] = {}
+        for d, v in by_day.items():
+            versions.setdefault(v, []).append(d)
+        out[asset] = {
+            v: ", ".join(a if a == b else f"{a}..{b}" for a, b in day_ranges(ds))
+            for v, ds in sorted(versions.items())
+        }
+    return out
 
 
 _SAMPLE_FEATURES = {

@@ -78,13 +78,18 @@ def empty(schema: dict[str, Any]) -> pl.DataFrame:
 
 
 def read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.read_parquet(path).cast(schema)  # type: ignore[arg-type]
+    frame = pl.read_ipc(path, memory_map=False) if path.suffix == ".arrow" else pl.read_parquet(path)
+    return frame.cast(schema)  # type: ignore[arg-type]
 
 
 def write(frame: pl.DataFrame, path: Path) -> None:
-    """``frame`` to ``path`` through a temporary name (LZ4: written and read back faster than zstd)."""
+    """``frame`` to ``path`` through a temporary name: Arrow IPC, uncompressed, for the tables
+    written whole every run (4x faster to write than LZ4 Parquet), else LZ4 Parquet."""
     tmp = path.with_name(f".{path.name}.tmp")
-    frame.write_parquet(tmp, compression="lz4")
+    if path.suffix == ".arrow":
+        frame.write_ipc(tmp, compression="uncompressed")
+    else:
+        frame.write_parquet(tmp, compression="lz4")
     os.replace(tmp, path)
 
 
