@@ -895,6 +895,8 @@ def test_state_kept_by_day_gives_a_full_rebuilds_bytes(tmp_path, monkeypatch):
     before or after the release is swapped in."""
     from corpus.release import citeworth_state
 
+    monkeypatch.setattr(citeworth_release, "_COMPACT", 1.0)  # pool files compacted at their first stale line
+    monkeypatch.setattr(citeworth_release, "_COMPACT_SLACK", 0)
     home, scratch = tmp_path / "home", tmp_path / "scratch"
     fields = {"Physics": 60, "Mathematics": 30, "Computer Science": 12, "Biology": 4}
     _write_day(home, "2024-01-01", {f"{f[:4]}-{i:03d}": (f, 2) for f, n in fields.items() for i in range(n)})
@@ -908,7 +910,7 @@ def test_state_kept_by_day_gives_a_full_rebuilds_bytes(tmp_path, monkeypatch):
         | {f"Biol-x{i:03d}": ("Biology", 2) for i in range(70)},  # the median cap leaps: Physics refilled
         "2024-01-04": {"Phys-007": ("Physics", 2), "Chem-3": ("Chemistry", 0)},
     }
-    refilled = 0
+    refilled, compacted = 0, False
     for day, papers in days.items():
         _write_day(
             home,
@@ -919,8 +921,10 @@ def test_state_kept_by_day_gives_a_full_rebuilds_bytes(tmp_path, monkeypatch):
         summary = citeworth_release.build_release(home)
         assert summary["mode"] == "incremental" and "full_because" not in summary
         refilled += summary["fields_refilled"]
+        state_files = {p.name for p in citeworth_release._state_root(home, cw.release_dir(home)).iterdir()}
+        compacted |= any(name.endswith("-c.bin") for name in state_files)
         assert _release_bytes(home) == _rebuilt(home, scratch), day
-    assert refilled >= 1
+    assert refilled >= 1 and compacted
     after = _released(home)
     assert not any(pid == "Math-003" for pid, _ in after) and ("Phys-007", 1) in after
     # a day written again with other content, and a day removed

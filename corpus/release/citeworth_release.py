@@ -87,6 +87,7 @@ POOL_SCHEMA: dict[str, Any] = {
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
 _empty = cs.empty
 _COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
+_COMPACT_SLACK = 1 << 24  # ... and 16 MB more
 
 
 def _line_digest(line: bytes) -> bytes:
@@ -339,51 +340,56 @@ def _run(
     )
     cap = cw.default_cap(available) if per_field is None else per_field
     cand, thresholds, refilled = cs.refill(root, day_files, papers, cand, thresholds, available, cap)
-    # 3. choose among the candidates; read the lines not read yet (new and refilled keys)
+    # 3. choose among the candidates; read the lines not read yet (new and refilled keys). Whole-
+    #    table steps take the narrow columns they need before they filter
     now = cs.ranked(cand)["_rank"] <= cap
     known = cand["length"].is_not_null()
-    fetched = _fetch(store, cand.filter(~known).select(LINE_KEYS))
-    fetched = (
-        cand.filter(~known).select(LINE_KEYS).join(fetched, on=LINE_KEYS, how="left", maintain_order="left")
-    )
+    need = cand.select(LINE_KEYS).filter(~known)
+    fetched = need.join(_fetch(store, need), on=LINE_KEYS, how="left", maintain_order="left")
     if fetched["line"].null_count():
         raise RuntimeError("a candidate paragraph has no line (a bug)")
     fetched = fetched.with_columns(
         pl.col("line").bin.size().cast(pl.Int64).alias("length"),
         pl.Series("digest", [_line_digest(x) for x in fetched["line"]], pl.Binary),
     )
-    n_known = int(known.sum())
-    where = (
-        pl.select(
-            pl.when(known).then(known.cum_sum() - 1).otherwise(n_known + (~known).cum_sum() - 1).alias("w")
+    line = pl.Series("line", [None] * cand.height, pl.Binary)
+    if need.height:
+        n_known = cand.height - need.height
+        where = (
+            pl.select(
+                pl.when(known)
+                .then(known.cum_sum() - 1)
+                .otherwise(n_known + (~known).cum_sum() - 1)
+                .alias("w")
+            )
+            .to_series()
+            .cast(pl.Int64)
         )
-        .to_series()
-        .cast(pl.Int64)
-    )
-    numbers = pl.concat([cand.filter(known).select(LINE_COLUMNS), fetched.select(LINE_COLUMNS)])
-    cand = cand.with_columns(numbers.select(pl.all().gather(where))).with_row_index("_i")
-    new_line = pl.concat([pl.Series("line", [None] * n_known, pl.Binary), fetched["line"]]).gather(where)
+        numbers = pl.concat([cand.select(LINE_COLUMNS).filter(known), fetched.select(LINE_COLUMNS)])
+        cand = cand.with_columns(numbers.select(pl.all().gather(where)))
+        line = line.scatter((~known).arg_true(), fetched["line"])
     # lines the run writes: entering ones from the pool files, leaving ones (still candidates)
     # from the current release into a new pool file
-    was = pl.col("chosen")
-    entering = cand.filter(now & ~was & pl.col("pool").is_not_null())
-    moved = cand.filter(~now & was).join(offsets, on=_KEYS, how="left", maintain_order="left")
-    src = pl.concat([
-        entering.select("_i", pl.Series("line", cs.read_at(root, entering, "pool", "pool_offset"), pl.Binary)),
-        moved.select("_i", pl.Series("line", cs.read_at(out, moved.with_columns(pl.concat_str(
-            pl.col("split"), pl.lit(".jsonl")).alias("_file")), "_file", "_offset"), pl.Binary)),
-    ])  # fmt: skip
-    cand = (
-        cand.with_columns(new_line)
-        .join(src.rename({"line": "_l"}), on="_i", how="left", maintain_order="left")
-        .with_columns(pl.coalesce("_l", "line").alias("line"), now.alias("_now"))
-        .drop("_i", "_l")
-    )
+    was = cand["chosen"]
+    at = cand.select("pool", "pool_offset", "length", *_KEYS, "split").with_row_index("_i")
+    entering = at.filter(now & ~was & at["pool"].is_not_null())
+    if entering.height:
+        line = line.scatter(
+            entering["_i"], pl.Series(cs.read_at(root, entering, "pool", "pool_offset"), dtype=pl.Binary)
+        )
+    moved = at.filter(~now & was).join(offsets, on=_KEYS, how="left", maintain_order="left")
+    if moved.height:
+        moved = moved.with_columns((pl.col("split") + ".jsonl").alias("_file"))
+        line = line.scatter(
+            moved["_i"], pl.Series(cs.read_at(out, moved, "_file", "_offset"), dtype=pl.Binary)
+        )
+    cand = cand.with_columns(line, now.alias("_now"))
     # what leaves the release: old lines not kept as they were (a day written again with other
     # content gives a paragraph new line under the same key)
-    leaving = before.join(cand.filter(pl.col("_now") & pl.col("chosen")), on=LINE_KEYS, how="anti")
+    stay = cand.select(LINE_KEYS).filter(now & was)
+    leaving = before.join(stay, on=LINE_KEYS, how="anti")
     table_2 = cs.table_2_add(state["table_2"] if old is not None and state is not None else {}, leaving, -1)
-    table_2 = cs.table_2_add(table_2, cand.filter(pl.col("_now") & ~pl.col("chosen")), 1)
+    table_2 = cs.table_2_add(table_2, cand.select("split", "lengths", "tokens", "cite").filter(now & ~was), 1)
     summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
                       thresholds, available, table_2, cap, old)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
@@ -506,44 +512,27 @@ def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
     """The candidates as the state keeps them: the new pool lines (those with a ``line`` that are
     not released) appended to ``pool-<tag>.bin``; the pool files rewritten as one when they
     hold :data:`_COMPACT` times the live pool's bytes."""
-    now = pl.col("_now")
-    fresh = cand.with_row_index("_i").filter(pl.col("line").is_not_null() & ~now)
-    name = f"pool-{tag}.bin"
+    now = cand["_now"]
+    pool, offset = cand["pool"], cand["pool_offset"]
+    fresh = cand.select("line").with_row_index("_i").filter(cand["line"].is_not_null() & ~now)
     if fresh.height:
+        name = f"pool-{tag}.bin"
         at = cs.write_pool(root / name, fresh["line"].to_list())
-        fresh = fresh.select("_i", pl.lit(name).alias("_p"), pl.Series("_o", at, pl.Int64))
-        cand = cand.with_row_index("_i").join(fresh, on="_i", how="left", maintain_order="left")
-        cand = cand.with_columns(
-            pl.coalesce("_p", "pool").alias("pool"), pl.coalesce("_o", "pool_offset").alias("pool_offset")
-        )
-    none = pl.lit(None)
-    cand = cand.with_columns(
-        pl.when(now).then(none).otherwise(pl.col("pool")).alias("pool"),
-        pl.when(now).then(none).otherwise(pl.col("pool_offset")).alias("pool_offset"),
-        now.alias("chosen"),
-    ).select(list(CAND_SCHEMA))
-    live = cand.filter(pl.col("pool").is_not_null())
+        pool = pool.scatter(fresh["_i"], pl.Series([name] * fresh.height, dtype=pl.Utf8))
+        offset = offset.scatter(fresh["_i"], pl.Series(at, dtype=pl.Int64))
+    pool = pl.select(pl.when(now).then(None).otherwise(pool).alias("pool")).to_series()
+    offset = pl.select(pl.when(now).then(None).otherwise(offset).alias("pool_offset")).to_series()
+    live = pl.DataFrame([pool, cand["length"]]).filter(pool.is_not_null())
     total = sum((root / p).stat().st_size for p in live["pool"].unique().to_list())
-    if total > _COMPACT * int(live["length"].sum() or 0) + (
-        1 << 24
+    if (
+        total > _COMPACT * int(live["length"].sum() or 0) + _COMPACT_SLACK
     ):  # mostly stale: one file of the live lines
-        where = cand.with_row_index("_i").filter(pl.col("pool").is_not_null())
+        where = pl.DataFrame([pool, offset, cand["length"]]).with_row_index("_i").filter(pool.is_not_null())
         name = f"pool-{tag}-c.bin"
         at = cs.write_pool(root / name, cs.read_at(root, where, "pool", "pool_offset"))
-        moved = where.select("_i", pl.Series("_o", at, pl.Int64))
-        cand = (
-            cand.with_row_index("_i")
-            .join(moved, on="_i", how="left", maintain_order="left")
-            .with_columns(
-                pl.when(pl.col("_o").is_not_null())
-                .then(pl.lit(name))
-                .otherwise(pl.col("pool"))
-                .alias("pool"),
-                pl.coalesce("_o", "pool_offset").alias("pool_offset"),
-            )
-            .select(list(CAND_SCHEMA))
-        )
-    return cand
+        pool = pool.scatter(where["_i"], pl.Series([name] * where.height, dtype=pl.Utf8))
+        offset = offset.scatter(where["_i"], pl.Series(at, dtype=pl.Int64))
+    return cand.with_columns(pool, offset, now.alias("chosen")).select(list(CAND_SCHEMA))
 
 
 def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int, table_2: dict) -> dict:
