@@ -87,7 +87,7 @@ def write(frame: pl.DataFrame, path: Path) -> None:
     written whole every run (4x faster to write than LZ4 Parquet), else LZ4 Parquet."""
     tmp = path.with_name(f".{path.name}.tmp")
     if path.suffix == ".arrow":
-        frame.write_ipc(tmp, compression="uncompressed")
+        frame.rechunk().write_ipc(tmp, compression="uncompressed")  # one record batch: read back in one piece
     else:
         frame.write_parquet(tmp, compression="lz4")
     os.replace(tmp, path)
