@@ -451,7 +451,8 @@ def _commit(
     """Write the split files that changed (the others linked), manifest, card, the key table,
     the new pool lines and the state; swap the release directory in."""
     table = cand.filter(pl.col("_now"))
-    store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
+    # one chunk: the Parquet file's row groups, so its bytes, then do not depend on how the run got there
+    store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)).rechunk())
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
     incremental = old is not None
