@@ -780,7 +780,7 @@ def test_release_day_by_day_is_the_same_release(tmp_path):
     shutil.rmtree(cw.release_dir(tmp_path))  # and from scratch
     many = citeworth_release.build_release(tmp_path, per_field=1000)
     assert one["mode"] == "unchanged" and many["mode"] == "full"
-    drop = ("mode", "days_changed", "files_written", "full_because")
+    drop = ("mode", "days_changed", "files_written", "full_because", "fields_refilled")
     assert {k: v for k, v in many.items() if k not in drop} == {k: v for k, v in one.items() if k not in drop}
     assert one["paragraphs_per_split"]["train"] > 3 * 5
     assert files == {s: (cw.release_dir(tmp_path) / f"{s}.jsonl").read_bytes() for s in cw.SPLIT_NAMES}
@@ -870,3 +870,94 @@ def test_release_refuses_a_chosen_paragraph_it_cannot_find(tmp_path, monkeypatch
     monkeypatch.setattr(citeworth_release, "_kept_keys", with_a_ghost)
     with pytest.raises(RuntimeError, match="1 chosen paragraphs were not found"):
         citeworth_release.build_release(tmp_path)
+
+
+def _release_bytes(home: Path) -> dict[str, bytes]:
+    root = cw.release_dir(home)
+    files = {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+    return {**files, "citeworth_splits": (home / cw.SPLITS / "part-0.parquet").read_bytes()}
+
+
+def _rebuilt(home: Path, scratch: Path) -> dict[str, bytes]:
+    """The release built from scratch on a copy of ``home``'s days."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
+        shutil.copytree(home / asset, scratch / asset)
+    assert citeworth_release.build_release(scratch)["mode"] == "full"
+    return _release_bytes(scratch)
+
+
+def test_state_kept_by_day_gives_a_full_rebuilds_bytes(tmp_path, monkeypatch):
+    """With the state kept by day (each day's keys, the candidates near each field's cap), new
+    days released one at a time give a full rebuild's bytes: revised papers moving to a later
+    day (or leaving with no paragraph), a field trimmed to its margin and then refilled when
+    the median cap outgrows it, a day re-materialised and one removed, and a run that stops
+    before or after the release is swapped in."""
+    from corpus.release import citeworth_state
+
+    monkeypatch.setattr(citeworth_release, "_COMPACT", 1.0)  # pool files compacted at their first stale line
+    monkeypatch.setattr(citeworth_release, "_COMPACT_SLACK", 0)
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    fields = {"Physics": 60, "Mathematics": 30, "Computer Science": 12, "Biology": 4}
+    _write_day(home, "2024-01-01", {f"{f[:4]}-{i:03d}": (f, 2) for f, n in fields.items() for i in range(n)})
+    first = citeworth_release.build_release(home)
+    state = json.loads((citeworth_release._state_root(home, cw.release_dir(home)) / "state.json").read_text())
+    assert first["per_field_cap"] == 42 and "Physics" in state["thresholds"]  # trimmed to its margin
+    revised = {f"Phys-{i:03d}": ("Physics", 1) for i in range(0, 60, 7)} | {"Math-003": ("Mathematics", 0)}
+    days = {
+        "2024-01-02": revised | {f"Chem-{i}": ("Chemistry", 1) for i in range(20)},
+        "2024-01-03": {f"Comp-x{i:03d}": ("Computer Science", 2) for i in range(70)}
+        | {f"Biol-x{i:03d}": ("Biology", 2) for i in range(70)},  # the median cap leaps: Physics refilled
+        "2024-01-04": {"Phys-007": ("Physics", 2), "Chem-3": ("Chemistry", 0)},
+    }
+    refilled, compacted = 0, False
+    for day, papers in days.items():
+        _write_day(
+            home,
+            day,
+            papers,
+            text="A newer version cites it instead ⟦[2]⟧." if day < "2024-01-03" else _CITED,
+        )
+        summary = citeworth_release.build_release(home)
+        assert summary["mode"] == "incremental" and "full_because" not in summary
+        refilled += summary["fields_refilled"]
+        state_files = {p.name for p in citeworth_release._state_root(home, cw.release_dir(home)).iterdir()}
+        compacted |= any(name.endswith("-c.bin") for name in state_files)
+        assert _release_bytes(home) == _rebuilt(home, scratch), day
+    assert refilled >= 1 and compacted
+    after = _released(home)
+    assert not any(pid == "Math-003" for pid, _ in after) and ("Phys-007", 1) in after
+    # a day written again with other content, and a day removed
+    _write_day(home, "2024-01-02", revised, text="Yet another version of the text ⟦[3]⟧.")
+    assert citeworth_release.build_release(home)["mode"] == "incremental"
+    assert _release_bytes(home) == _rebuilt(home, scratch)
+    for asset in (cw.PARAGRAPHS, cw.CANDIDATES):
+        shutil.rmtree(Store(home).partition_dir(asset, "2024-01-04"))
+    assert citeworth_release.build_release(home)["mode"] == "incremental"
+    assert _release_bytes(home) == _rebuilt(home, scratch)
+    # a run stopped before the swap leaves the last release and state; one stopped after it,
+    # a state that no longer names the release: either way the next run gives the right bytes
+    for where, target in (("_write_split", citeworth_release), ("write", citeworth_state)):
+        _write_day(
+            home,
+            f"2024-01-0{5 if where == '_write_split' else 6}",
+            {f"New-{where}-{i}": ("Physics", 1) for i in range(9)},
+        )
+        real = getattr(target, where)
+        calls = []
+
+        def crash(*args, real=real, calls=calls, where=where):
+            if where == "write" and "keys-" in args[1].name:
+                return real(*args)  # the day's keys (before the swap) are written; the rest is not
+            calls.append(1)
+            raise OSError("stopped")
+
+        monkeypatch.setattr(target, where, crash)
+        with pytest.raises(OSError, match="stopped"):
+            citeworth_release.build_release(home)
+        monkeypatch.setattr(target, where, real)
+        assert calls
+        summary = citeworth_release.build_release(home)
+        assert summary["mode"] == ("incremental" if where == "_write_split" else "full")
+        assert _release_bytes(home) == _rebuilt(home, scratch)
+    assert citeworth_release.build_release(home)["mode"] == "unchanged"

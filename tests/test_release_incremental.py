@@ -229,9 +229,9 @@ def test_citeworth_day_by_day_equals_a_full_build(tmp_path, per_field):
     _assert_shareable(cw.release_dir(home))
 
 
-def test_citeworth_state_without_its_key_order_is_rebuilt_in_full(tmp_path):
-    """A state saved before the key table was kept in (paper_id, section_index) order (no
-    ``key_order``) is not merged into: the release is built in full, the bytes of a full build."""
+def test_citeworth_state_of_an_older_layout_is_rebuilt_in_full(tmp_path):
+    """A state saved in an older layout (format 3: one key table over every day) is not
+    merged into: the release is built in full, the bytes of a full build, then kept by day."""
     from corpus.release import citeworth as cw
     from corpus.release import citeworth_release
 
@@ -242,12 +242,10 @@ def test_citeworth_state_without_its_key_order_is_rebuilt_in_full(tmp_path):
     assert citeworth_release.build_release(home)["mode"] == "full"
     path = home / ".index" / citeworth_release.STATE / "state.json"
     state = json.loads(path.read_text())
-    del state["key_order"]
-    path.write_text(json.dumps(state, sort_keys=True))
+    path.write_text(json.dumps({**state, "format": 3, "keys": "keys-0.parquet"}, sort_keys=True))
     _cw_day(home, "2024-01-01", {f"2312.{n:05d}": (_FIELDS[n % 4], 3, "Results are shown") for n in range(7)})
     summary = citeworth_release.build_release(home)
-    assert summary["mode"] == "full" and summary["full_because"].startswith("_Stale")
-    assert "order" in summary["full_because"]
+    assert summary["mode"] == "full" and summary["full_because"] == "no usable state"
     assert _cw_tree(home) == _cw_full(home, scratch)
     _assert_split_digests(cw.release_dir(home))
     _cw_day(home, "2024-01-03", {"2401.00001": ("Physics", 1, "A newer version says")})

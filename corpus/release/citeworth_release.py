@@ -13,32 +13,30 @@ of ``seed|paper_id|section_index``; ``cap`` is ``per_field`` or the median of th
 counts) and split 80/10/10 by a hash of the paper id.
 
 How a run stays proportional to what changed. The manifest records a content fingerprint per
-day (both tables); only days whose fingerprint changed are read. The state under
-``$CORPUS_HOME/.index/`` keeps (1) every paper's days, (2) every available kept paragraph's
-key, field, day and hash in (paper_id, section_index) order, so the chosen set is recomputed
-from keys alone by ranking hashes per field (a new day merges its keys in; nothing is sorted
-whole), (3) the released
-paragraphs with the byte length and Table 2 numbers of their lines, and (4) a *pool*: the
-lines of available paragraphs outside the release whose hash is at or below a per-field
-threshold a margin (:data:`POOL_MARGIN`) above the cap. With the default cap, the median of
-the fields, the cap moves a little every day and brings in paragraphs of old days: their
-lines come from the pool, not from re-reading old days. When a field's chosen set outgrows
-its pool, the pool is refilled to the margin again (reading the days those paragraphs are on:
-paid once per margin's worth of growth). A split file whose paragraphs changed is rewritten by
-copying the unchanged runs of lines from the current file in the kernel (``copy_file_range``)
-and writing only the new lines, so the bytes are those of a build from scratch; a split file
-whose paragraphs did not change is linked. Table 2 is aggregated from the stored numbers. The
-manifest's digest of a split file (:func:`split_digest`) is the SHA-256 of its lines' BLAKE2b-128
-digests in file order, kept per line in the state: a new day hashes its new lines, not the files.
+day (both tables); only days whose fingerprint changed are read. The state
+(:mod:`corpus.release.citeworth_state`) keeps each day's paragraph keys in a file of its own,
+the papers' days, the per-field counts, and the *candidates*: per field, the paragraphs whose
+hash is at or below a threshold a margin (:data:`POOL_MARGIN`) above the cap, with their lines'
+numbers. A new day hashes its own keys, moves the counts by its papers (and the older versions
+they replace), and chooses again among the candidates alone: with the default cap, the median
+of the fields, the cap moves a little every day and brings in paragraphs of old days, whose
+lines come from the pool files, not from re-reading old days. A field whose candidates no
+longer cover its cap is refilled from every day's keys (paid once per margin's worth of
+growth). A split file whose paragraphs changed is rewritten by copying the unchanged runs of
+lines from the current file in the kernel (``copy_file_range``) and writing only the new lines,
+so the bytes are those of a build from scratch; a split file whose paragraphs did not change is
+linked. Table 2 is aggregated from the stored numbers. The manifest's digest of a split file
+(:func:`split_digest`) is the SHA-256 of its lines' BLAKE2b-128 digests in file order, kept per
+line in the state: a new day hashes its new lines, not the files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -51,6 +49,8 @@ import polars as pl
 from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.release import citeworth as cw
 from corpus.release import citeworth_splits as cws
+from corpus.release import citeworth_state as cs
+from corpus.release.citeworth_state import CAND_SCHEMA, KEY_SCHEMA, LINE_COLUMNS, LINE_KEYS, POOL_MARGIN
 from corpus.release.dataset_card import CardConfig, card_text, markdown_table, write_card
 from corpus.release.state import (
     day_fingerprints,
@@ -67,26 +67,13 @@ from corpus.versions import FIRST_RECORDED
 # The version of citeworth_splits (corpus.versions): bump it whenever their rows change.
 CITEWORTH_SPLITS_VERSION = "corpus.release.citeworth_release/2"  # 2: split digests from line digests
 
-__all__ = ["POOL_MARGIN", "build_release", "citeworth_card", "split_digest"]
+__all__ = ["KEY_SCHEMA", "POOL_MARGIN", "build_release", "citeworth_card", "split_digest"]
 
-FORMAT = 3  # of the manifest and state: another format is rebuilt in full (3: line digests, 2: markers)
+FORMAT = 3  # of the manifest (3: line digests, 2: markers); the state's is cs.STATE_FORMAT
 STATE = "citeworth_release"
-POOL_MARGIN = 0.25  # pool holds each capped field's next 25 % of paragraphs beyond the cap
-_POOL_TRIM = 3 * POOL_MARGIN  # a pool this far beyond its cap is cut back to the margin
-_KEYS = ["paper_id", "section_index"]
-_KEY_ORDER = "paper_id,section_index"  # the state's key and chosen tables are kept in this order
+_KEYS = cs.KEYS
+_kept_keys = cs.kept_keys  # a day's hashed keys (tests put a fault in here)
 
-PAPER_SCHEMA: dict[str, Any] = {"paper_id": pl.Utf8, "days": pl.List(pl.Utf8)}
-KEY_SCHEMA: dict[str, Any] = {
-    "paper_id": pl.Utf8,
-    "section_index": pl.Int64,
-    "field": pl.Utf8,
-    "date": pl.Utf8,
-    "n_sentences": pl.Int64,
-    "n_cite_worthy": pl.Int64,
-    "h": pl.UInt64,  # balance hash of seed|paper_id|section_index
-    "split": pl.Utf8,
-}
 POOL_SCHEMA: dict[str, Any] = {
     "paper_id": pl.Utf8,
     "section_index": pl.Int64,
@@ -94,134 +81,13 @@ POOL_SCHEMA: dict[str, Any] = {
     "line": pl.Binary,  # the release line, newline included
     "tokens": pl.Int64,
     "cite": pl.Int64,
-    "lengths": pl.List(pl.Int64),  # character length of each released sentence
-    "markers": pl.List(pl.Utf8),  # each sentence's leftover citation marker (null: none), for the audit
+    "lengths": pl.Binary,  # character length of each released sentence (cs.pack_lengths)
+    "markers": pl.Utf8,  # JSON list of each sentence's leftover citation marker (null: none has one)
 }
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
-
-
-def _empty(schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
-def _files(store: Store, asset: str, days: list[str]) -> list[Path]:
-    return [store.partition_dir(asset, d) / "part-0.parquet" for d in days if store.has_partition(asset, d)]
-
-
-def _candidate_days(store: Store, days: list[str]) -> pl.DataFrame:
-    """``paper_id, date`` of every paper processed on ``days``."""
-    files = _files(store, cw.CANDIDATES, days)
-    if not files:
-        return pl.DataFrame(schema={"paper_id": pl.Utf8, "date": pl.Utf8})
-    return scan_days(files, {"paper_id": pl.Utf8}, hive=True).select("paper_id", "date").unique().collect()
-
-
-def _kept_keys(store: Store, latest: pl.DataFrame, seed: int) -> pl.DataFrame:
-    """Kept paragraph keys of the papers in ``latest`` (``paper_id, date``), from that day."""
-    days = sorted(set(latest["date"].to_list()))
-    files = _files(store, cw.PARAGRAPHS, days)
-    if not files:
-        return _empty(KEY_SCHEMA)
-    columns = ("paper_id", "section_index", "field", "kept", "n_sentences", "n_cite_worthy")
-    keys = (
-        scan_days(files, {c: cw.PARAGRAPH_SCHEMA[c] for c in columns}, hive=True)
-        .filter(pl.col("kept"))
-        .select("paper_id", "section_index", "field", "date", "n_sentences", "n_cite_worthy")
-        .join(latest.lazy(), on=["paper_id", "date"], how="semi")
-        .collect()
-    )
-    bad = keys.filter(~pl.col("field").is_in(CITEWORTH_FIELDS))
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise ValueError(f"row {row['paper_id']!r}/{row['section_index']!r} has field {row['field']!r}")
-    ids, idx = keys["paper_id"].to_list(), keys["section_index"].to_list()
-    hashes = [cws._hash_int(f"{seed}|{p}|{i}") for p, i in zip(ids, idx, strict=True)]
-    splits = {p: cw.split_for(p) for p in set(ids)}
-    return keys.with_columns(
-        pl.Series("h", hashes, pl.UInt64), pl.Series("split", [splits[p] for p in ids], pl.Utf8)
-    ).select(list(KEY_SCHEMA))
-
-
-def _update(
-    store: Store, seed: int, papers: pl.DataFrame, keys: pl.DataFrame, changed: set[str], removed: set[str]
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Papers' days and the available keys after ``changed`` days were (re)written and
-    ``removed`` days went away: only papers on those days are looked at."""
-    gone = sorted(changed | removed)
-    fresh = _candidate_days(store, sorted(changed)).group_by("paper_id").agg(pl.col("date").alias("new"))
-    marked = papers.join(fresh.select("paper_id", _f=pl.lit(True)), on="paper_id", how="left")
-    hit = pl.col("_f").fill_null(False) | pl.col("days").list.eval(pl.element().is_in(gone)).list.any()
-    affected = (
-        marked.filter(hit)
-        .drop("_f")
-        .join(fresh, on="paper_id", how="full", coalesce=True)
-        .select(
-            "paper_id",
-            pl.concat_list(
-                pl.col("days")
-                .fill_null(pl.lit([], pl.List(pl.Utf8)))
-                .list.eval(pl.element().filter(~pl.element().is_in(gone))),
-                pl.col("new").fill_null(pl.lit([], pl.List(pl.Utf8))),
-            )
-            .list.unique()
-            .list.sort()
-            .alias("days"),
-        )
-        .filter(pl.col("days").list.len() > 0)
-    )
-    papers = pl.concat([marked.filter(~hit).drop("_f"), affected]).cast(PAPER_SCHEMA)  # type: ignore[arg-type]
-    latest = affected.select("paper_id", pl.col("days").list.last().alias("date"))
-    touched = pl.concat([affected["paper_id"], marked.filter(hit)["paper_id"]]).unique()
-    # the key table stays in (paper_id, section_index) order: the touched papers' keys leave and
-    # their new ones are merged in (a paper's keys are all old or all new), no sort of the table
-    kept = keys.filter(~pl.col("paper_id").is_in(touched.implode()))
-    fresh_keys = _kept_keys(store, latest, seed).sort(_KEYS)
-    return papers, kept.merge_sorted(fresh_keys, key="paper_id") if kept.height else fresh_keys
-
-
-def _ranked(keys: pl.DataFrame) -> pl.DataFrame:
-    """``keys`` (in (paper_id, section_index) order) with ``_rank``: 1-based, per field, by
-    (h, paper_id, section_index); an ordinal rank breaks ties of ``h`` by row order, which is
-    that key order. Ranking hashes per field costs far less than sorting the table by them."""
-    return keys.with_columns(pl.col("h").rank("ordinal").over("field").cast(pl.Int64).alias("_rank"))
-
-
-def _choose(ranked: pl.DataFrame, cap: int) -> pl.DataFrame:
-    """Per field, the ``cap`` keys with the smallest (h, paper_id, section_index), in
-    (paper_id, section_index) order."""
-    return ranked.filter(pl.col("_rank") <= cap).drop("_rank")
-
-
-def _hash_at(ranked: pl.DataFrame, ranks: dict[str, int]) -> dict[str, int]:
-    """Per field, the hash of the key at the given 1-based rank."""
-    want = pl.DataFrame(
-        {"field": list(ranks), "_rank": list(ranks.values())}, schema={"field": pl.Utf8, "_rank": pl.Int64}
-    )
-    return {f: int(h) for f, h in ranked.join(want, on=["field", "_rank"]).select("field", "h").iter_rows()}
-
-
-def _thresholds(
-    ranked: pl.DataFrame,
-    available: dict[str, int],
-    cap: int,
-    old: dict[str, int],
-    pool_counts: dict[str, int],
-) -> dict[str, int]:
-    """Per field, the largest hash the pool covers: kept from the last run while it covers the
-    chosen keys and the pool is not far beyond the cap, else the hash at cap x (1 + margin)."""
-    fields = [f for f in CITEWORTH_FIELDS if available.get(f)]
-    need = _hash_at(ranked, {f: min(cap, available[f]) for f in fields}) if cap else {}
-    out = {}
-    for f in fields:
-        have = old.get(f)
-        if (
-            have is not None
-            and have >= need.get(f, -1)
-            and pool_counts.get(f, 0) <= cap * (1 + _POOL_TRIM) + 16
-        ):
-            out[f] = have
-    margin = {f: min(available[f], math.ceil(cap * (1 + POOL_MARGIN)) + 16) for f in fields if f not in out}
-    return {**out, **_hash_at(ranked, margin)}
+_empty = cs.empty
+_COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
+_COMPACT_SLACK = 1 << 24  # ... and 16 MB more
 
 
 def _line_digest(line: bytes) -> bytes:
@@ -264,8 +130,8 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
             "line": lines,
             "tokens": [sum(len(cws.TOKEN_RE.findall(t)) for t in ts) for ts in texts],
             "cite": [sum(x == cw.LABEL_CITE_WORTHY for x in ls) for ls in labels],
-            "lengths": [[len(t) for t in ts] for ts in texts],
-            "markers": [[cw.leftover_marker(t) for t in ts] for ts in texts],
+            "lengths": [cs.pack_lengths([len(t) for t in ts]) for ts in texts],
+            "markers": [_markers([cw.leftover_marker(t) for t in ts]) for ts in texts],
         },
         schema=POOL_SCHEMA,
     )
@@ -295,17 +161,18 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts) if parts else _empty(POOL_SCHEMA)
 
 
-def _stats(chosen: pl.DataFrame) -> dict:
-    """Table 2 (:func:`corpus.release.citeworth.stats`' numbers) from the chosen rows' pool numbers."""
+def _markers(markers: list[str | None]) -> str | None:
+    return json.dumps(markers) if any(m is not None for m in markers) else None
+
+
+def _stats(table_2: dict) -> dict:
+    """Table 2 (:func:`corpus.release.citeworth.stats`' numbers) from its running numbers
+    (:func:`corpus.release.citeworth_state.table_2_add`)."""
     acc = cws._SentenceStats()
-    lengths = chosen.select(pl.col("lengths").explode(empty_as_null=False).drop_nulls().alias("n"))[
-        "n"
-    ].value_counts()
-    acc.lengths = Counter(dict(lengths.iter_rows()))
-    acc.tokens = int(chosen["tokens"].sum() or 0)
-    acc.cite = int(chosen["cite"].sum() or 0)
-    for split, n in chosen.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows():
-        acc.per_split[split] = int(n)
+    acc.lengths = Counter({int(k): v for k, v in table_2.get("lengths", {}).items()})
+    acc.tokens = table_2.get("tokens", 0)
+    acc.cite = table_2.get("cite", 0)
+    acc.per_split = Counter(table_2.get("per_split", {}))
     return acc.result()
 
 
@@ -313,10 +180,6 @@ def _state_root(home: Path, out: Path) -> Path:
     if out == cw.release_dir(home):
         return state_dir(home, STATE)
     return state_dir(home, f"{STATE}-{hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12]}")
-
-
-def _read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.read_parquet(path).cast(schema)  # type: ignore[arg-type]
 
 
 def build_release(
@@ -348,20 +211,20 @@ def release_audit(home: str | Path, out_dir: str | Path | None = None, examples:
     out = Path(out_dir) if out_dir is not None else cw.release_dir(home)
     root = _state_root(home, out)
     with locked(root / "lock"):
-        state = load_state(root, out / "manifest.json", FORMAT)
+        state = load_state(root, out / "manifest.json", cs.STATE_FORMAT)
         try:
             if state is None:
                 raise _Stale("no release state")
-            chosen = _read(root / state["chosen"], CHOSEN_SCHEMA)
+            chosen = cs.read(root / state["cand"], CAND_SCHEMA).filter(pl.col("chosen"))
             offsets = _offsets(chosen, out)
         except (_Stale, OSError, KeyError, pl.exceptions.PolarsError):
             return cw.audit_release(out, examples)
         order = {s: i for i, s in enumerate(cw.SPLIT_NAMES)}
         rows = chosen.sort(pl.col("split").replace_strict(order, return_dtype=pl.Int64), *_KEYS)
         per_split = {s: 0 for s in cw.SPLIT_NAMES}
-        per_split.update(rows.group_by("split").agg(pl.col("lengths").list.len().sum()).iter_rows())
+        per_split.update(rows.group_by("split").agg((pl.col("lengths").bin.size() // 4).sum()).iter_rows())
         flagged = (
-            rows.select("split", *_KEYS, "length", pl.col("markers"))
+            rows.select("split", *_KEYS, "length", pl.col("markers").str.json_decode(pl.List(pl.Utf8)))
             .with_row_index("_line")
             .explode("markers", empty_as_null=False)
             .with_columns(pl.int_range(pl.len()).over("_line").alias("_sentence"))
@@ -404,22 +267,9 @@ class _Stale(RuntimeError):
     """The state does not describe the release on disk: build from scratch."""
 
 
-_LINE_COLUMNS = ["length", "digest", "tokens", "cite", "lengths", "markers"]
-CHOSEN_SCHEMA: dict[str, Any] = {
-    **KEY_SCHEMA,
-    "length": pl.Int64,  # bytes of its line in <split>.jsonl
-    "digest": pl.Binary,  # BLAKE2b-128 of its line (split_digest)
-    "tokens": pl.Int64,
-    "cite": pl.Int64,
-    "lengths": pl.List(pl.Int64),
-    "markers": pl.List(pl.Utf8),
-}
-_COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
-
-
 def _build(store: Store, seed: int, per_field: int | None, out: Path, root: Path) -> dict:
     settings = {"seed": seed, "per_field": per_field}
-    state = load_state(root, out / "manifest.json", FORMAT)
+    state = load_state(root, out / "manifest.json", cs.STATE_FORMAT)
     inputs = _inputs(store)
     old = None
     if state is not None:
@@ -445,89 +295,105 @@ def _run(
     store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
     old: dict | None, state: dict | None,
 ) -> dict:  # fmt: skip
-    line_keys = [*_KEYS, "date"]
-    if old is None:
-        papers, keys, before = _empty(PAPER_SCHEMA), _empty(KEY_SCHEMA), _empty(CHOSEN_SCHEMA)
-        pool_files, thresholds, changed, removed = [], {}, set(inputs), set()
+    if old is None or state is None:
+        papers, cand = _empty(cs.PAPER_SCHEMA), _empty(CAND_SCHEMA)
+        day_files: dict[str, str] = {}
+        thresholds: dict[str, int] = {}
+        available: dict[str, int] = {}
+        changed, removed = set(inputs), set()
     else:
-        if state.get("key_order") != _KEY_ORDER:
-            raise _Stale("the state's key table is not kept in (paper_id, section_index) order")
-        papers = _read(root / state["papers"], PAPER_SCHEMA)
-        keys = _read(root / state["keys"], KEY_SCHEMA)
-        before = _read(root / state["chosen"], CHOSEN_SCHEMA)
-        pool_files = [root / name for name in state["pool"]]
+        papers = cs.read(root / state["papers"], cs.PAPER_SCHEMA)
+        cand = cs.read(root / state["cand"], CAND_SCHEMA)
+        day_files = dict(state["days"])
         thresholds = {f: int(v) for f, v in state["thresholds"].items()}
+        available = {f: int(n) for f, n in state["available"].items()}
         changed = {d for d, fp in inputs.items() if old["inputs"].get(d) != fp}
         removed = set(old["inputs"]) - set(inputs)
-    papers, keys = _update(store, seed, papers, keys, changed, removed)
-    available = dict(keys.group_by("field").len().iter_rows())
-    cap = cw.default_cap(available) if per_field is None else per_field
-    ranked = _ranked(keys)
-    chosen = _choose(ranked, cap)
-    # the pool: every available paragraph up to its field's threshold has its line in the release
-    # (chosen) or in a pool file; what is in neither is read from its day
-    pool_keys = _pool_scan(pool_files).select(line_keys).unique().collect() if pool_files else _empty(
-        {k: KEY_SCHEMA[k] for k in line_keys}
-    )  # fmt: skip
-    live = pool_keys.join(keys.select(*line_keys, "field"), on=line_keys)
-    thresholds = _thresholds(
-        ranked, available, cap, thresholds, dict(live.group_by("field").len().iter_rows())
-    )
-    limit = pl.DataFrame(
-        {"field": list(thresholds), "_t": list(thresholds.values())},
-        schema={"field": pl.Utf8, "_t": pl.UInt64},
-    )
-    # the pool's share of the wanted keys (at or below the threshold): the chosen ones are all there
-    beyond = (
-        ranked.filter(pl.col("_rank") > cap).join(limit, on="field").filter(pl.col("h") <= pl.col("_t"))
-    ).select(line_keys)
-    entering = chosen.join(before, on=line_keys, how="anti")
-    leaving = before.join(chosen, on=line_keys, how="anti")
+        if set(day_files) != set(old["inputs"]):
+            raise _Stale("the state's day keys are not the release's days")
+    before = cand.filter(pl.col("chosen"))
     offsets = _offsets(before, out)
-    moved = _read_lines(out, leaving.join(beyond, on=line_keys, how="semi").join(offsets, on=_KEYS))
-    from_pool = _pool_lines(pool_files, entering.select(line_keys)) if pool_files else _empty(POOL_SCHEMA)
-    need = pl.concat([
-        entering.select(line_keys).join(from_pool, on=line_keys, how="anti"),
-        beyond.join(pool_keys, on=line_keys, how="anti").join(moved, on=line_keys, how="anti"),
-    ]).unique()  # fmt: skip
-    fetched = _fetch(store, need)
-    got = pl.concat([from_pool, fetched]).unique(line_keys)
-    new_lines = entering.join(got, on=line_keys, how="left")
-    if new_lines["line"].null_count():
-        raise RuntimeError("a chosen paragraph has no line (a bug)")
-    # the chosen keys in their (paper_id, section_index) order, each with its line's numbers: kept
-    # from the last release (no line: copied from its file) or new (with its line); the list
-    # columns are taken by row number, as a join on the keys would hash-gather them too
-    lines = pl.concat([
-        before.select(*line_keys, *_LINE_COLUMNS, pl.lit(None, pl.Binary).alias("line")),
-        new_lines.with_columns(pl.col("line").bin.size().cast(pl.Int64).alias("length"),
-                               pl.Series("digest", [_line_digest(x) for x in new_lines["line"]], pl.Binary))
-        .select(*line_keys, *_LINE_COLUMNS, "line"),
-    ])  # fmt: skip
-    where = chosen.select(line_keys).join(
-        lines.select(line_keys).with_row_index("_i"), on=line_keys, how="left", maintain_order="left"
-    )["_i"]
-    if where.null_count():
-        raise RuntimeError("a chosen paragraph has no line (a bug)")
-    table = chosen.hstack(lines.select(pl.col(*_LINE_COLUMNS, "line").gather(where))).select(
-        *CHOSEN_SCHEMA, "line"
+    # 1. the changed days' keys, hashed once and kept; the papers on them and their counts
+    root.mkdir(parents=True, exist_ok=True)
+    fresh_keys = {}
+    for day in sorted(changed):
+        keys = _kept_keys(store, day, seed)
+        day_files[day] = cs.key_file_name(day, inputs[day], seed)
+        cs.write(keys, root / day_files[day])
+        fresh_keys[day] = keys
+    for day in removed:
+        day_files.pop(day, None)
+    papers, affected, live, delta = cs.update_papers(store, papers, fresh_keys, changed | removed)
+    for f, n in delta.items():
+        available[f] = available.get(f, 0) + n
+    if any(n < 0 for n in available.values()):
+        raise _Stale("a field's available count went below zero")
+    available = {f: n for f, n in available.items() if n}
+    # 2. the affected papers' candidates leave, their live keys (up to the thresholds) come in;
+    #    the candidates stay in key order (a paper's keys are all old or all new)
+    adding = cs.as_candidates(cs.below(cs.live_keys(root, day_files, fresh_keys, live), thresholds))
+    kept = cand.filter(~pl.col("paper_id").is_in(affected.implode()))
+    cand = (
+        kept.merge_sorted(adding, key="paper_id")
+        if kept.height and adding.height
+        else pl.concat([kept, adding])
     )
-    spare = pl.concat([moved, fetched.join(chosen, on=line_keys, how="anti")]).unique(line_keys)
-    summary = _commit(store, out, root, settings, inputs, papers, keys, thresholds, table, offsets,
-                      leaving, spare, pool_files, live, available, cap, old is not None)  # fmt: skip
+    cap = cw.default_cap(available) if per_field is None else per_field
+    cand, thresholds, refilled = cs.refill(root, day_files, papers, cand, thresholds, available, cap)
+    # 3. choose among the candidates; read the lines not read yet (new and refilled keys). Whole-
+    #    table steps take the narrow columns they need before they filter
+    now = cs.ranked(cand)["_rank"] <= cap
+    known = cand["length"].is_not_null()
+    need = cand.select(LINE_KEYS).filter(~known)
+    fetched = need.join(_fetch(store, need), on=LINE_KEYS, how="left", maintain_order="left")
+    if fetched["line"].null_count():
+        raise RuntimeError("a candidate paragraph has no line (a bug)")
+    fetched = fetched.with_columns(
+        pl.col("line").bin.size().cast(pl.Int64).alias("length"),
+        pl.Series("digest", [_line_digest(x) for x in fetched["line"]], pl.Binary),
+    )
+    line = pl.Series("line", [None] * cand.height, pl.Binary)
+    if need.height:
+        n_known = cand.height - need.height
+        where = (
+            pl.select(
+                pl.when(known)
+                .then(known.cum_sum() - 1)
+                .otherwise(n_known + (~known).cum_sum() - 1)
+                .alias("w")
+            )
+            .to_series()
+            .cast(pl.Int64)
+        )
+        numbers = pl.concat([cand.select(LINE_COLUMNS).filter(known), fetched.select(LINE_COLUMNS)])
+        cand = cand.with_columns(numbers.select(pl.all().gather(where)))
+        line = line.scatter((~known).arg_true(), fetched["line"])
+    # lines the run writes: entering ones from the pool files, leaving ones (still candidates)
+    # from the current release into a new pool file
+    was = cand["chosen"]
+    at = cand.select("pool", "pool_offset", "length", *_KEYS, "split").with_row_index("_i")
+    entering = at.filter(now & ~was & at["pool"].is_not_null())
+    if entering.height:
+        line = line.scatter(
+            entering["_i"], pl.Series(cs.read_at(root, entering, "pool", "pool_offset"), dtype=pl.Binary)
+        )
+    moved = at.filter(~now & was).join(offsets, on=_KEYS, how="left", maintain_order="left")
+    if moved.height:
+        moved = moved.with_columns((pl.col("split") + ".jsonl").alias("_file"))
+        line = line.scatter(
+            moved["_i"], pl.Series(cs.read_at(out, moved, "_file", "_offset"), dtype=pl.Binary)
+        )
+    cand = cand.with_columns(line, now.alias("_now"))
+    # what leaves the release: old lines not kept as they were (a day written again with other
+    # content gives a paragraph new line under the same key)
+    stay = cand.select(LINE_KEYS).filter(now & was)
+    leaving = before.join(stay, on=LINE_KEYS, how="anti")
+    table_2 = cs.table_2_add(state["table_2"] if old is not None and state is not None else {}, leaving, -1)
+    table_2 = cs.table_2_add(table_2, cand.select("split", "lengths", "tokens", "cite").filter(now & ~was), 1)
+    summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
+                      thresholds, available, table_2, cap, old)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
-            "days_changed": len(changed) + len(removed)}  # fmt: skip
-
-
-def _pool_scan(files: list[Path]) -> pl.LazyFrame:
-    return pl.scan_parquet(files, schema=POOL_SCHEMA) if files else _empty(POOL_SCHEMA).lazy()
-
-
-def _pool_lines(files: list[Path], want: pl.DataFrame) -> pl.DataFrame:
-    if not want.height:
-        return _empty(POOL_SCHEMA)
-    line_keys = [*_KEYS, "date"]
-    return _pool_scan(files).join(want.lazy(), on=line_keys, how="semi").unique(line_keys).collect()
+            "days_changed": len(changed) + len(removed), "fields_refilled": len(refilled)}  # fmt: skip
 
 
 def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
@@ -541,22 +407,6 @@ def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
         if not path.exists() or path.stat().st_size != size:
             raise _Stale(f"{path} is not the file the state describes")
     return placed.select(*_KEYS, "_offset")
-
-
-def _read_lines(out: Path, rows: pl.DataFrame) -> pl.DataFrame:
-    """Pool rows for ``rows`` of the current release (with ``split``, ``_offset``, ``length``),
-    read from their split files."""
-    if not rows.height:
-        return _empty(POOL_SCHEMA)
-    parts = []
-    for (split,), part in rows.group_by(["split"]):
-        lines = []
-        with open(out / f"{split}.jsonl", "rb") as fh:
-            for offset, length in part.select("_offset", "length").iter_rows():
-                fh.seek(offset)
-                lines.append(fh.read(length))
-        parts.append(part.with_columns(pl.Series("line", lines, pl.Binary)))
-    return pl.concat(parts).select(list(POOL_SCHEMA)).cast(POOL_SCHEMA)  # type: ignore[arg-type]
 
 
 def _copy_range(src: Any, dst: Any, offset: int, count: int) -> None:
@@ -594,24 +444,26 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 
 
 def _commit(
-    store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame,
-    keys: pl.DataFrame, thresholds: dict, table: pl.DataFrame, offsets: pl.DataFrame, leaving: pl.DataFrame,
-    spare: pl.DataFrame, pool_files: list[Path], live: pl.DataFrame, available: dict, cap: int, incremental: bool,
+    store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame, cand: pl.DataFrame,
+    offsets: pl.DataFrame, leaving: pl.DataFrame, day_files: dict, thresholds: dict, available: dict,
+    table_2: dict, cap: int, old: dict | None,
 ) -> dict:  # fmt: skip
     """Write the split files that changed (the others linked), manifest, card, the key table,
-    the pool and the state; swap the release directory in."""
-    store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)))
+    the new pool lines and the state; swap the release directory in."""
+    table = cand.filter(pl.col("_now"))
+    # one chunk: the Parquet file's row groups, so its bytes, then do not depend on how the run got there
+    store.write_table(cw.SPLITS, table.select(list(cw.SPLITS_SCHEMA)).rechunk())
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.staging-"))
-    old_files = {}
-    if incremental:
-        old_files = {f["path"]: f for f in json.loads((out / "manifest.json").read_text())["files"]}
+    incremental = old is not None
+    old_files = {f["path"]: f for f in old["files"]} if old is not None else {}
     rows = table.join(offsets, on=_KEYS, how="left", maintain_order="left")
+    by_split = rows.partition_by("split", as_dict=True)
     try:
         files, written = [], 0
         for split in cw.SPLIT_NAMES:
             name = f"{split}.jsonl"
-            mine = rows.filter(pl.col("split") == split)
+            mine = by_split.get((split,), rows.clear())
             changed = mine["line"].null_count() < mine.height or (leaving["split"] == split).any()
             if incremental and name in old_files and not changed:
                 link_or_copy(out / name, staging / name)
@@ -622,13 +474,13 @@ def _commit(
             files.append({"path": name, "paragraphs": mine.height, "bytes": (staging / name).stat().st_size,
                           "digest": digest})  # fmt: skip
             written += 1
-        summary = _summary(settings, table, available, cap)
+        summary = _summary(settings, table, available, cap, table_2)
         manifest = {
             "format": FORMAT,
             "code_version": CITEWORTH_SPLITS_VERSION,
             "settings": settings,
             "inputs": inputs,
-            "input_code_versions": input_code_versions(store, [cw.PARAGRAPHS, cw.CANDIDATES], inputs),
+            "input_code_versions": _code_versions(store, inputs, old),
             "files": files,
             "summary": summary,
         }
@@ -640,53 +492,111 @@ def _commit(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    root.mkdir(parents=True, exist_ok=True)
+    # the state, each file under a new name, then state.json naming them (written last)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
-    names = {k: f"{k}-{tag}.parquet" for k in ("papers", "keys", "chosen")}
-    # written whole every run, read back the next: LZ4 (as the pool) writes and reads them faster than zstd
-    papers.write_parquet(root / names["papers"], compression="lz4")
-    keys.write_parquet(root / names["keys"], compression="lz4")
-    table.drop("line").write_parquet(root / names["chosen"], compression="lz4")
-    pool = [p.name for p in pool_files]
-    if spare.height:
-        spare.write_parquet(root / f"pool-{tag}.parquet", compression="lz4")
-        pool.append(f"pool-{tag}.parquet")
-    live_rows = live.height + spare.height
-    total_rows = sum(pl.scan_parquet(root / p).select(pl.len()).collect().item() for p in pool) if pool else 0
-    if total_rows > _COMPACT * live_rows + 10_000:  # mostly stale lines: keep the live ones in one file
-        keep = pl.concat([live.select(*_KEYS, "date"), spare.select(*_KEYS, "date")]).unique()
-        merged = _pool_lines([root / p for p in pool], keep)
-        merged.write_parquet(root / f"pool-{tag}-c.parquet", compression="lz4")
-        pool = [f"pool-{tag}-c.parquet"]
-    save_state(root, out / "manifest.json", FORMAT,
-               {**names, "pool": pool, "key_order": _KEY_ORDER,
+    cand = _pooled(root, cand, tag)
+    names = {"papers": f"papers-{tag}.arrow", "cand": f"cand-{tag}.arrow"}
+    cs.write(papers, root / names["papers"])
+    cs.write(cand, root / names["cand"])
+    pool = sorted(cand["pool"].drop_nulls().unique().to_list())
+    save_state(root, out / "manifest.json", cs.STATE_FORMAT,
+               {**names, "days": day_files, "pool": pool, "available": available, "table_2": table_2,
                 "thresholds": {f: str(v) for f, v in thresholds.items()}})  # fmt: skip
-    for stale in root.glob("*.parquet"):
-        if stale.name not in names.values() and stale.name not in pool:
+    keep = {*names.values(), *day_files.values(), *pool}
+    for stale in [*root.glob("*.parquet"), *root.glob("*.arrow"), *root.glob("*.bin"), *root.glob(".*.tmp")]:
+        if stale.name not in keep:
             stale.unlink(missing_ok=True)
     return {**summary, "files_written": written}
 
 
-def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int) -> dict:
-    released = dict(table.group_by("field").len().iter_rows())
-    per_field_sentences = table.group_by("field").agg(pl.col("n_sentences").sum()).rows()
-    counts = dict(table.group_by("split").len().iter_rows())
+def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
+    """The candidates as the state keeps them: the new pool lines (those with a ``line`` that are
+    not released) appended to ``pool-<tag>.bin``; the pool files rewritten as one when they
+    hold :data:`_COMPACT` times the live pool's bytes."""
+    now = cand["_now"]
+    pool, offset = cand["pool"], cand["pool_offset"]
+    fresh = cand.select("line").with_row_index("_i").filter(cand["line"].is_not_null() & ~now)
+    if fresh.height:
+        name = f"pool-{tag}.bin"
+        at = cs.write_pool(root / name, fresh["line"].to_list())
+        pool = pool.scatter(fresh["_i"], pl.Series([name] * fresh.height, dtype=pl.Utf8))
+        offset = offset.scatter(fresh["_i"], pl.Series(at, dtype=pl.Int64))
+    pool = pl.select(pl.when(now).then(None).otherwise(pool).alias("pool")).to_series()
+    offset = pl.select(pl.when(now).then(None).otherwise(offset).alias("pool_offset")).to_series()
+    live = pl.DataFrame([pool, cand["length"]]).filter(pool.is_not_null())
+    total = sum((root / p).stat().st_size for p in live["pool"].unique().to_list())
+    if (
+        total > _COMPACT * int(live["length"].sum() or 0) + _COMPACT_SLACK
+    ):  # mostly stale: one file of the live lines
+        where = pl.DataFrame([pool, offset, cand["length"]]).with_row_index("_i").filter(pool.is_not_null())
+        name = f"pool-{tag}-c.bin"
+        at = cs.write_pool(root / name, cs.read_at(root, where, "pool", "pool_offset"))
+        pool = pool.scatter(where["_i"], pl.Series([name] * where.height, dtype=pl.Utf8))
+        offset = offset.scatter(where["_i"], pl.Series(at, dtype=pl.Int64))
+    return cand.with_columns(pool, offset, now.alias("chosen")).select(list(CAND_SCHEMA))
+
+
+def _summary(settings: dict, table: pl.DataFrame, available: dict, cap: int, table_2: dict) -> dict:
+    keys = table.select("paper_id", "field", "split", "n_sentences")  # the narrow columns only
+    by_field = {
+        f: (n, s) for f, n, s in keys.group_by("field").agg(pl.len(), pl.col("n_sentences").sum()).rows()
+    }
+    by_split = {
+        s: (n, p) for s, n, p in keys.group_by("split").agg(pl.len(), pl.col("paper_id").n_unique()).rows()
+    }
     return {
         "seed": settings["seed"],
         "per_field_cap": cap,
         "available_paragraphs": sum(available.values()),
         "available_per_field": {f: available.get(f, 0) for f in CITEWORTH_FIELDS},
-        "released_per_field": {f: released.get(f, 0) for f in CITEWORTH_FIELDS},
-        "sentences_per_field": {f: n for f, n in sorted(per_field_sentences)},
+        "released_per_field": {f: by_field.get(f, (0, 0))[0] for f in CITEWORTH_FIELDS},
+        "sentences_per_field": {f: by_field[f][1] for f in sorted(by_field)},
         "paragraphs": table.height,
-        "papers": table["paper_id"].n_unique(),
-        "paragraphs_per_split": {s: counts.get(s, 0) for s in cw.SPLIT_NAMES},
-        "papers_per_split": {
-            s: table.filter(pl.col("split") == s)["paper_id"].n_unique() for s in cw.SPLIT_NAMES
-        },
-        "stats": _stats(table),
+        "papers": sum(p for _, p in by_split.values()),  # a paper is in one split (split_for)
+        "paragraphs_per_split": {s: by_split.get(s, (0, 0))[0] for s in cw.SPLIT_NAMES},
+        "papers_per_split": {s: by_split.get(s, (0, 0))[1] for s in cw.SPLIT_NAMES},
+        "stats": _stats(table_2),
         "files": {s: f"{s}.jsonl" for s in cw.SPLIT_NAMES},
     }
+
+
+def _code_versions(store: Store, inputs: dict, old: dict | None) -> dict[str, dict[str, str]]:
+    """The manifest's ``input_code_versions``: the last manifest's for the days that did not
+    change (its ``first..last`` ranges are runs of calendar days), read for the others."""
+    from corpus.provenance import day_ranges
+
+    assets = [cw.PARAGRAPHS, cw.CANDIDATES]
+    if old is None or "input_code_versions" not in old:
+        return input_code_versions(store, assets, inputs)
+    same = {d for d, fp in inputs.items() if old["inputs"].get(d) == fp}
+    out: dict[str, dict[str, str]] = {}
+    for asset in assets:
+        by_day = {}
+        for version, ranges in old["input_code_versions"].get(asset, {}).items():
+            for part in ranges.split(", "):
+                first, _, last = part.partition("..")
+                day, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last or first)
+                while day <= end:
+                    by_day[day.isoformat()] = version
+                    day += dt.timedelta(days=1)
+        by_day = {d: v for d, v in by_day.items() if d in same}
+        fresh = input_code_versions(store, [asset], sorted(set(inputs) - same))[asset]
+        for version, ranges in fresh.items():  # the changed days, read
+            for part in ranges.split(", "):
+                first, _, last = part.partition("..")
+                day, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last or first)
+                while day <= end:
+                    if day.isoformat() in inputs:
+                        by_day[day.isoformat()] = version
+                    day += dt.timedelta(days=1)
+        versions: dict[str, list[str]] = {}
+        for d, v in by_day.items():
+            versions.setdefault(v, []).append(d)
+        out[asset] = {
+            v: ", ".join(a if a == b else f"{a}..{b}" for a, b in day_ranges(ds))
+            for v, ds in sorted(versions.items())
+        }
+    return out
 
 
 _SAMPLE_FEATURES = {
