@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 from corpus.graph.linking import (
     _EPS,
+    _chunk_sets,
     _codes,
     _missing,
     _prefix,
@@ -70,6 +71,7 @@ GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP
 BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
 FANOUT = 4  # segments of one tier merged at once
 TIER0 = 50_000  # entries in the smallest tier
+MEMO_TITLES = 200_000  # titles whose sets a gram order remembers (GramOrder.extend)
 MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
 _JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
 ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
@@ -202,6 +204,7 @@ class GramOrder:
     added: np.ndarray  # uint64 codes, in the order they were added
     titles: int
     _vocab: _Vocab | None = field(default=None, repr=False)
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # title -> its set
 
     @classmethod
     def freeze(cls, titles: list[str]) -> GramOrder:
@@ -231,11 +234,20 @@ class GramOrder:
         return self._vocab
 
     def extend(self, titles: list[str]) -> int:
-        """Give every gram of ``titles`` not ranked yet a rank; return how many were added."""
+        """Give every gram of ``titles`` not ranked yet a rank; return how many were added.
+
+        A run's new titles (at most ``MEMO_TITLES``) keep their sets: a new day's entries are
+        looked up, then indexed, and each would compute them again (a rank never changes once
+        given, so they stay right)."""
+        memo = self._memo
+        todo = [t for t in dict.fromkeys(titles) if t not in memo]  # a remembered title is ranked
+        keep = len(todo) <= MEMO_TITLES
         vocab = self.vocab
-        new = []
-        for start in range(0, len(titles), 200_000):
-            _, code = _codes(titles[start : start + 200_000])
+        new, occurrences = [], []
+        for start in range(0, len(todo), 200_000):
+            row, code = _codes(todo[start : start + 200_000])
+            if keep:
+                occurrences.append((row, code))
             if len(code) == 0:
                 continue
             if vocab.size:
@@ -243,17 +255,33 @@ class GramOrder:
                 code = code[vocab.codes[at] != code]
             new.append(code)
         fresh = _sorted_unique(np.concatenate(new)) if new else np.zeros(0, np.uint64)
-        if len(fresh) == 0:
-            return 0
-        if len(self.added) + len(fresh) >= GAP:
-            raise ValueError("gram order full: more than 2^30 grams added since the freeze")
-        self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
-        self._vocab = None
+        if len(fresh):
+            if len(self.added) + len(fresh) >= GAP:
+                raise ValueError("gram order full: more than 2^30 grams added since the freeze")
+            self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
+            self._vocab = None
+        if keep and todo:
+            if len(memo) + len(todo) > MEMO_TITLES:
+                memo.clear()
+            ranks, sizes = _chunk_sets(*occurrences[0], len(todo), self.vocab)
+            memo.update(zip(todo, np.split(ranks, np.cumsum(sizes)[:-1]), strict=True))
         return len(fresh)
 
     def sets(self, titles: list[str]) -> _Sets:
         """Each title's distinct grams as ranks of this order (every gram must be ranked)."""
-        return _sets(titles, self.vocab)
+        memo = self._memo
+        missing = [t for t in dict.fromkeys(titles) if t not in memo] if memo else titles
+        if len(missing) == len(titles):
+            return _sets(titles, self.vocab)
+        extra: dict[str, np.ndarray] = {}
+        if missing:
+            got = _sets(missing, self.vocab)
+            extra = dict(zip(missing, np.split(got.ranks, got.offsets[1:-1]), strict=True))
+        parts = [memo[t] if t in memo else extra[t] for t in titles]
+        offsets = np.zeros(len(titles) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
+        ranks = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        return _Sets(ranks.astype(np.int32, copy=False), offsets)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True)

@@ -231,20 +231,25 @@ class _Sets:
 
 
 def _sets(titles: list[str], vocab: _Vocab) -> _Sets:
-    v = np.int64(vocab.bound)
     ranks_parts, sizes_parts = [], []
     for _, chunk in _chunks(titles):
-        row, code = _codes(chunk)
-        r = vocab.rank[np.searchsorted(vocab.codes, code)] if len(code) else np.zeros(0, np.int64)
-        key = _sorted_unique(row * v + r)
-        rows = key // v
-        ranks_parts.append((key - rows * v).astype(np.int32))
-        sizes_parts.append(np.bincount(rows, minlength=len(chunk)))
+        ranks, sizes = _chunk_sets(*_codes(chunk), len(chunk), vocab)
+        ranks_parts.append(ranks)
+        sizes_parts.append(sizes)
     sizes = np.concatenate(sizes_parts) if sizes_parts else np.zeros(0, np.int64)
     offsets = np.zeros(len(titles) + 1, np.int64)
     np.cumsum(sizes, out=offsets[1:])
     ranks = np.concatenate(ranks_parts) if ranks_parts else np.zeros(0, np.int32)
     return _Sets(ranks, offsets)
+
+
+def _chunk_sets(row: np.ndarray, code: np.ndarray, n: int, vocab: _Vocab) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks, sizes) of the sets of ``n`` titles from their gram occurrences (:func:`_codes`)."""
+    v = np.int64(vocab.bound)
+    r = vocab.rank[np.searchsorted(vocab.codes, code)] if len(code) else np.zeros(0, np.int64)
+    key = _sorted_unique(row * v + r)
+    rows = key // v
+    return (key - rows * v).astype(np.int32), np.bincount(rows, minlength=n)
 
 
 def _prefix(
