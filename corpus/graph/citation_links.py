@@ -330,8 +330,9 @@ class _Shard:
             self.obsolete.append(self.rel(self.dir / self.state[key]))
         return name
 
-    def write_day(self, day: str, links: pl.DataFrame) -> None:
-        """Stage the new links of ``day`` (none: the day file goes)."""
+    def write_day(self, day: str, links: pl.DataFrame, ordered: bool = False) -> None:
+        """Stage the new links of ``day`` (none: the day file goes); ``ordered``: they are in
+        LINK_SCHEMA and sorted by entry_id already."""
         final = _link_file(self.root, day, self.shard)
         if links.is_empty():
             if final.exists():
@@ -339,9 +340,9 @@ class _Shard:
             return
         tmp = final.with_name(f".part-{self.shard}.{self.run}.tmp")
         tmp.parent.mkdir(parents=True, exist_ok=True)
-        links.select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id").write_parquet(
-            tmp, compression="zstd"
-        )
+        if not ordered:
+            links = links.select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id")
+        links.write_parquet(tmp, compression="zstd", compression_level=1)
         self.renames.append((self.rel(tmp), self.rel(final)))
 
     def commit(self, state: dict) -> None:
@@ -723,21 +724,23 @@ class _DayEdits:
         days = sorted(set(self.citing) | set(self.entries) | set(self.added))
         written = 0
         for day in days:
-            old = self.current(day)
+            old = self.current(day)  # sorted by entry_id, as written
             added = pl.concat(self.added[day]).cast(LINK_SCHEMA) if day in self.added else _EMPTY_LINKS
             drop = [added["entry_id"], *self.entries.get(day, [])]
-            gone = pl.col("entry_id").is_in(pl.concat(drop).implode())
+            gone = old["entry_id"].is_in(pl.concat(drop).implode())
             if day in self.citing:
-                gone = gone | pl.col("citing_id").is_in(pl.concat(self.citing[day]).implode())
+                gone = gone | old["citing_id"].is_in(pl.concat(self.citing[day]).implode())
             dropped = old.filter(gone)
-            new = pl.concat([old.filter(~gone), added])
-            self.final[day] = new
             self.changes[day] = (dropped, added)
             if dropped.height == added.height and dropped.sort("entry_id").equals(added.sort("entry_id")):
+                self.final[day] = old
                 continue  # the same links (e.g. entries linked again to the same paper): kept
+            new = old.filter(~gone)
+            new = pl.concat([new, added]).sort("entry_id") if added.height else new
+            self.final[day] = new
             _count_via(dropped, via, -1)
             _count_via(added, via, 1)
-            sh.write_day(day, new)
+            sh.write_day(day, new, ordered=True)
             written += 1
         return written
 

@@ -89,7 +89,8 @@ def _arrow_strings(values: pl.Series) -> pa.LargeStringArray:
     arr = values.cast(pl.String).fill_null("").to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    return arr.cast(pa.large_string())
+    # already large strings from polars: a cast would import pyarrow.compute (0.3 s) for nothing
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
 
 
 def _buffers(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +152,12 @@ def _item_prefix(sets: _Sets, link_t: np.ndarray) -> tuple[np.ndarray, np.ndarra
     row = np.repeat(np.arange(len(x), dtype=np.int64), plen)
     pos0 = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(plen) - plen, plen)
     return row, sets.ranks[sets.offsets[row] + pos0], pos0 + 1, short[row]
+
+
+def _split(values: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    """Views of ``values[offsets[i]:offsets[i + 1]]`` (``np.split`` is a slow loop of its own)."""
+    bounds = offsets.tolist()
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -264,7 +271,9 @@ class GramOrder:
             if len(memo) + len(todo) > MEMO_TITLES:
                 memo.clear()
             ranks, sizes = _chunk_sets(*occurrences[0], len(todo), self.vocab)
-            memo.update(zip(todo, np.split(ranks, np.cumsum(sizes)[:-1]), strict=True))
+            offsets = np.zeros(len(todo) + 1, np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            memo.update(zip(todo, _split(ranks, offsets), strict=True))
         return len(fresh)
 
     def sets(self, titles: list[str]) -> _Sets:
@@ -276,7 +285,7 @@ class GramOrder:
         extra: dict[str, np.ndarray] = {}
         if missing:
             got = _sets(missing, self.vocab)
-            extra = dict(zip(missing, np.split(got.ranks, got.offsets[1:-1]), strict=True))
+            extra = dict(zip(missing, _split(got.ranks, got.offsets), strict=True))
         parts = [memo[t] if t in memo else extra[t] for t in titles]
         offsets = np.zeros(len(titles) + 1, np.int64)
         np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
