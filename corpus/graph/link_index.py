@@ -654,11 +654,15 @@ class Side:
             killed += len(rows)
         return killed
 
-    def fields(self, i: int, rows: np.ndarray) -> pl.DataFrame:
-        """ENTRY_FIELDS of rows of segment ``i`` (empty ids as null)."""
+    def fields(self, i: int, rows: np.ndarray, ids_only: bool = False) -> pl.DataFrame:
+        """ENTRY_FIELDS and ``link_t`` of rows of segment ``i`` (empty ids as null); only
+        ``entry_id, citing_id`` with ``ids_only`` (what a candidate needs until it is kept)."""
         seg = self.segments[i][1]
         rows = np.asarray(rows, np.int64)
-        frame = pl.DataFrame({name: seg.column(name).take(rows) for name in ENTRY_FIELDS})
+        names = ENTRY_FIELDS[:2] if ids_only else ENTRY_FIELDS
+        frame = pl.DataFrame({name: seg.column(name).take(rows) for name in names})
+        if ids_only:
+            return frame
         frame = frame.with_columns(pl.Series("link_t", np.asarray(seg.link_t[rows]), dtype=pl.Float64))
         return frame.with_columns(
             [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in ("arxiv_id", "doi")]
