@@ -71,7 +71,7 @@ GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP
 BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
 FANOUT = 4  # segments of one tier merged at once
 TIER0 = 50_000  # entries in the smallest tier
-MEMO_TITLES = 200_000  # titles whose sets a gram order remembers (GramOrder.extend)
+MEMO_TITLES = 100_000  # titles whose sets a gram order remembers (a new day's entries: GramOrder.extend)
 MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
 _JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
 ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
@@ -279,7 +279,9 @@ class GramOrder:
     def sets(self, titles: list[str]) -> _Sets:
         """Each title's distinct grams as ranks of this order (every gram must be ranked)."""
         memo = self._memo
-        missing = [t for t in dict.fromkeys(titles) if t not in memo] if memo else titles
+        if not memo or len(titles) > MEMO_TITLES:  # a full run's chunks: computed, never kept
+            return _sets(titles, self.vocab)
+        missing = [t for t in dict.fromkeys(titles) if t not in memo]
         if len(missing) == len(titles):
             return _sets(titles, self.vocab)
         extra: dict[str, np.ndarray] = {}
