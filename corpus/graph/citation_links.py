@@ -880,7 +880,7 @@ def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> tuple[p
     """:func:`corpus.graph.linking.link_entries_with_reasons` of ``entries`` against every link
     target, the title part looked up in the papers' side of the index instead of a join over all
     their titles."""
-    exact = link_exact(entries, targets)
+    exact = link_exact(entries, targets, normalized=True)  # entries come _normalised
     rest = entries.join(exact.select("entry_id"), on="entry_id", how="anti")
     parts = []
     for i, q, r, score in papers.match_titles(rest["norm_title"].fill_null("").to_list()):

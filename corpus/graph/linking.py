@@ -699,20 +699,22 @@ def normalize_arxiv_ids(ids: pl.Series) -> pl.Series:
 _EXACT_SCHEMA = {"entry_id": pl.String, "cited_id": pl.String, "via": pl.String}
 
 
-def link_exact(entries: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
+def link_exact(entries: pl.DataFrame, papers: pl.DataFrame, *, normalized: bool = False) -> pl.DataFrame:
     """Links by identifier: ``entries[entry_id, citing_id, arxiv_id, doi]`` × ``papers[paper_id, doi]``.
 
     The entry's arXiv id (any form, normalised by corpus.ingest.arxiv_ids) links to the
     paper with that ``paper_id``; otherwise its DOI (normalised, see
     :func:`normalize_doi`) links to the paper with that DOI, the smallest
     ``paper_id`` if several share it.  Self-citations are dropped before choosing.
-    Output ``[entry_id, cited_id, via]`` with via ``arxiv_id`` or ``doi``.
+    Output ``[entry_id, cited_id, via]`` with via ``arxiv_id`` or ``doi``. ``normalized``: the
+    entries' ids are in their canonical forms already (normalising is idempotent; it costs).
     """
     ent = _require(entries, "entries", ["entry_id", "citing_id", "arxiv_id", "doi"], "entry_id")
     pap = _require(papers, "papers", ["paper_id", "doi"], "paper_id")
-    ent = ent.with_columns(
-        normalize_arxiv_ids(ent["arxiv_id"]).alias("arxiv_id"), normalize_dois(ent["doi"]).alias("doi")
-    )
+    if not normalized:
+        ent = ent.with_columns(
+            normalize_arxiv_ids(ent["arxiv_id"]).alias("arxiv_id"), normalize_dois(ent["doi"]).alias("doi")
+        )
     pid = pap.select(pl.col("paper_id").alias("cited_id"))
     by_ax = (
         ent.filter(pl.col("arxiv_id").is_not_null())
