@@ -390,11 +390,12 @@ def test_gram_order_remembers_sets_that_stay_right_as_it_grows(real):
 
     titles = [normalize_title(x) for x in real["s2orc"][:300]]
     order = GramOrder.freeze(titles[:100])
+    assert GramOrder.freeze([]).extend(titles[:3]) > 0  # an empty order ranks every gram
     order.extend(titles[100:200])
     order.extend([*titles[200:], "zzqx qqzv wwjk"])  # grams never seen: ranked after the others
     assert set(titles[100:200]) <= set(order._memo)
     fresh = GramOrder(order.frozen, order.added, order.titles)  # the same order, nothing kept
-    for batch in (titles[100:200], titles[150:300] + titles[150:160], titles[:50], []):
+    for batch in (titles[100:200], titles[150:300] + titles[150:160], titles[:50], ["zzqx qqzv wwjk"], []):
         got, want = order.sets(batch), fresh.sets(batch)
         assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.ranks, want.ranks)
 

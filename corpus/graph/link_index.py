@@ -52,11 +52,11 @@ if TYPE_CHECKING:
 
 from corpus.graph.linking import (
     _EPS,
-    _chunk_sets,
     _codes,
     _missing,
     _prefix,
     _ranges,
+    _rank_sets,
     _Sets,
     _sets,
     _signatures,
@@ -253,24 +253,26 @@ class GramOrder:
         new, occurrences = [], []
         for start in range(0, len(todo), 200_000):
             row, code = _codes(todo[start : start + 200_000])
-            if keep:
-                occurrences.append((row, code))
-            if len(code) == 0:
-                continue
-            if vocab.size:
-                at = np.minimum(np.searchsorted(vocab.codes, code), vocab.size - 1)
-                code = code[vocab.codes[at] != code]
-            new.append(code)
+            at = np.minimum(np.searchsorted(vocab.codes, code), max(vocab.size - 1, 0))
+            known = vocab.codes[at] == code if vocab.size else np.zeros(len(code), bool)
+            if keep:  # one title chunk: its grams' ranks are known, or given below
+                occurrences.append((row, code, at, known))
+            new.append(code[~known])
         fresh = _sorted_unique(np.concatenate(new)) if new else np.zeros(0, np.uint64)
+        before = len(self.added)
         if len(fresh):
-            if len(self.added) + len(fresh) >= GAP:
+            if before + len(fresh) >= GAP:
                 raise ValueError("gram order full: more than 2^30 grams added since the freeze")
             self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
             self._vocab = None
         if keep and todo:
             if len(memo) + len(todo) > MEMO_TITLES:
                 memo.clear()
-            ranks, sizes = _chunk_sets(*occurrences[0], len(todo), self.vocab)
+            row, code, at, known = occurrences[0]
+            rank = np.where(known, vocab.rank[at] if vocab.size else 0, 0).astype(np.int64)
+            # a fresh gram's rank as given above: GAP - 1 - its index in ``added``
+            rank[~known] = GAP - 1 - (before + np.searchsorted(fresh, code[~known]))
+            ranks, sizes = _rank_sets(row, rank, len(todo), vocab.bound)
             offsets = np.zeros(len(todo) + 1, np.int64)
             np.cumsum(sizes, out=offsets[1:])
             memo.update(zip(todo, _split(ranks, offsets), strict=True))

@@ -245,9 +245,14 @@ def _sets(titles: list[str], vocab: _Vocab) -> _Sets:
 
 def _chunk_sets(row: np.ndarray, code: np.ndarray, n: int, vocab: _Vocab) -> tuple[np.ndarray, np.ndarray]:
     """(ranks, sizes) of the sets of ``n`` titles from their gram occurrences (:func:`_codes`)."""
-    v = np.int64(vocab.bound)
     r = vocab.rank[np.searchsorted(vocab.codes, code)] if len(code) else np.zeros(0, np.int64)
-    key = _sorted_unique(row * v + r)
+    return _rank_sets(row, r, n, vocab.bound)
+
+
+def _rank_sets(row: np.ndarray, rank: np.ndarray, n: int, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks, sizes) of the sets of ``n`` titles from their grams' ranks (all below ``bound``)."""
+    v = np.int64(bound)
+    key = _sorted_unique(row * v + rank)
     rows = key // v
     return (key - rows * v).astype(np.int32), np.bincount(rows, minlength=n)
 
