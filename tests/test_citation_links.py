@@ -341,3 +341,45 @@ def test_counts_per_field_follow_an_ambiguous_entry_to_its_papers_new_day(tmp_pa
     assert summary["by_field"] == full_summary["by_field"]
     assert summary["by_field"]["Mathematics"] == {"entries": 1, "ambiguous_publication": 1}
     assert _stats(store).equals(full_summary["stats"])
+
+
+def test_a_new_day_rewrites_only_the_day_files_whose_links_change(tmp_path):
+    """A new day rewrites the day a revised paper moves away from, the day whose entry now links
+    to one of its papers, and its own day; every other day file is left as it was (same bytes,
+    same mtime), and the links equal a full rebuild's."""
+    store = Store(tmp_path / "data")
+    title = {
+        "2101.00011": "Graph neural networks for molecules",
+        "2101.00012": "Protein folding with attention",
+        "2101.00021": "Dark matter in dwarf galaxies",
+        "2101.00022": "Galaxy surveys and weak lensing",
+        "2101.00031": "Quantum error correction codes",
+        "2101.00032": "Topological phases of matter",
+        "2101.00041": "Optimal transport for generative models",
+    }
+    _day(store, "2021-01-01", [_paper("2101.00011", title["2101.00011"]), _paper("2101.00012", title["2101.00012"])],
+         [_entry("2101.00011", 0, title["2101.00012"])])  # fmt: skip
+    _day(store, "2021-01-02", [_paper("2101.00021", title["2101.00021"]), _paper("2101.00022", title["2101.00022"])],
+         [_entry("2101.00021", 0, title["2101.00022"]), _entry("2101.00022", 0, title["2101.00021"])])  # fmt: skip
+    _day(store, "2021-01-03", [_paper("2101.00031", title["2101.00031"]), _paper("2101.00032", title["2101.00032"])],
+         [_entry("2101.00031", 0, title["2101.00032"]),
+          _entry("2101.00031", 1, title["2101.00041"])])  # fmt: skip  # not in the corpus yet
+    assert update_links(store.home)["mode"] == "full"
+    files = {d: store.asset_dir(ASSET) / f"date={d}" / "part-0.parquet" for d in ("2021-01-01", "2021-01-02", "2021-01-03")}  # fmt: skip
+    before = {d: (p.stat().st_mtime_ns, p.read_bytes()) for d, p in files.items()}
+
+    # a new paper that a 2021-01-03 entry cites, and a new version of 2101.00022 (same title):
+    # its bibliography leaves 2021-01-02 for the new day
+    _day(store, "2021-01-04", [_paper("2101.00041", title["2101.00041"]), _paper("2101.00022", title["2101.00022"])],
+         [_entry("2101.00041", 0, title["2101.00011"]), _entry("2101.00022", 0, title["2101.00031"])])  # fmt: skip
+    summary = update_links(store.home)
+    assert summary["mode"] == "incremental" and summary["days_rewritten"] == 3
+    after = {d: (p.stat().st_mtime_ns, p.read_bytes()) for d, p in files.items()}
+    assert after["2021-01-01"] == before["2021-01-01"]  # nothing of it changed: not rewritten
+    assert after["2021-01-02"] != before["2021-01-02"] and after["2021-01-03"] != before["2021-01-03"]
+    links = read_links(store)
+    assert links.equals(_full_links(store)) and links.equals(_reference(store))
+    cited = dict(zip(links["entry_id"], links["cited_id"], strict=True))
+    assert cited["2101.00031#b1"] == "2101.00041" and cited["2101.00022#b0"] == "2101.00031"
+    by_day = {p.parent.name[5:]: pl.read_parquet(p)["entry_id"].to_list() for p in store.asset_dir(ASSET).glob("date=*/part-0.parquet")}  # fmt: skip
+    assert by_day["2021-01-02"] == ["2101.00021#b0"] and "2101.00022#b0" in by_day["2021-01-04"]

@@ -383,6 +383,23 @@ def _all_pairs(query_titles, entry_titles, t):
     return out
 
 
+def test_gram_order_remembers_sets_that_stay_right_as_it_grows(real):
+    """The sets a gram order keeps for the titles it was extended with (a new day's entries, looked
+    up and then indexed) equal the sets computed afresh, after later extensions too."""
+    from corpus.graph.link_index import GramOrder
+
+    titles = [normalize_title(x) for x in real["s2orc"][:300]]
+    order = GramOrder.freeze(titles[:100])
+    assert GramOrder.freeze([]).extend(titles[:3]) > 0  # an empty order ranks every gram
+    order.extend(titles[100:200])
+    order.extend([*titles[200:], "zzqx qqzv wwjk"])  # grams never seen: ranked after the others
+    assert set(titles[100:200]) <= set(order._memo)
+    fresh = GramOrder(order.frozen, order.added, order.titles)  # the same order, nothing kept
+    for batch in (titles[100:200], titles[150:300] + titles[150:160], titles[:50], ["zzqx qqzv wwjk"], []):
+        got, want = order.sets(batch), fresh.sets(batch)
+        assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.ranks, want.ranks)
+
+
 def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     """Entries in several segments (some killed, then merged) under an order frozen from other
     titles (so many grams are added later): the index finds exactly the exhaustive pairs."""

@@ -330,8 +330,9 @@ class _Shard:
             self.obsolete.append(self.rel(self.dir / self.state[key]))
         return name
 
-    def write_day(self, day: str, links: pl.DataFrame) -> None:
-        """Stage the new links of ``day`` (none: the day file goes)."""
+    def write_day(self, day: str, links: pl.DataFrame, ordered: bool = False) -> None:
+        """Stage the new links of ``day`` (none: the day file goes); ``ordered``: they are in
+        LINK_SCHEMA and sorted by entry_id already."""
         final = _link_file(self.root, day, self.shard)
         if links.is_empty():
             if final.exists():
@@ -339,9 +340,9 @@ class _Shard:
             return
         tmp = final.with_name(f".part-{self.shard}.{self.run}.tmp")
         tmp.parent.mkdir(parents=True, exist_ok=True)
-        links.select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id").write_parquet(
-            tmp, compression="zstd"
-        )
+        if not ordered:
+            links = links.select(list(LINK_SCHEMA)).cast(LINK_SCHEMA).sort("entry_id")
+        links.write_parquet(tmp, compression="zstd", compression_level=1)
         self.renames.append((self.rel(tmp), self.rel(final)))
 
     def commit(self, state: dict) -> None:
@@ -722,34 +723,44 @@ class _DayEdits:
         """Rewrite each day file whose links change; return how many were written."""
         days = sorted(set(self.citing) | set(self.entries) | set(self.added))
         written = 0
+        counted: list[pl.DataFrame] = []
         for day in days:
-            old = self.current(day)
+            old = self.current(day)  # sorted by entry_id, as written
             added = pl.concat(self.added[day]).cast(LINK_SCHEMA) if day in self.added else _EMPTY_LINKS
             drop = [added["entry_id"], *self.entries.get(day, [])]
-            gone = pl.col("entry_id").is_in(pl.concat(drop).implode())
+            gone = old["entry_id"].is_in(pl.concat(drop).implode())
             if day in self.citing:
-                gone = gone | pl.col("citing_id").is_in(pl.concat(self.citing[day]).implode())
+                gone = gone | old["citing_id"].is_in(pl.concat(self.citing[day]).implode())
             dropped = old.filter(gone)
-            new = pl.concat([old.filter(~gone), added])
-            self.final[day] = new
             self.changes[day] = (dropped, added)
             if dropped.height == added.height and dropped.sort("entry_id").equals(added.sort("entry_id")):
+                self.final[day] = old
                 continue  # the same links (e.g. entries linked again to the same paper): kept
-            _count_via(dropped, via, -1)
-            _count_via(added, via, 1)
-            sh.write_day(day, new)
+            new = old.filter(~gone)
+            new = pl.concat([new, added]).sort("entry_id") if added.height else new
+            self.final[day] = new
+            counted += [dropped.select("via", sign=pl.lit(-1)), added.select("via", sign=pl.lit(1))]
+            sh.write_day(day, new, ordered=True)
             written += 1
+        if counted:  # links per via moved by what the rewritten days lost and gained, counted once
+            moved = pl.concat(counted).group_by("via").agg(pl.col("sign").sum())
+            for v, n in moved.iter_rows():
+                via[v] = via.get(v, 0) + n
         return written
 
 
 def _gather(index: Side, hits: list[tuple], cited: pl.Series | None, via: str) -> pl.DataFrame:
-    """ENTRY_COLUMNS (+ cited_id, via, score) of index hits ``(segment, query row, entry row[, score])``."""
+    """``entry_id, citing_id, _seg, _row`` (+ cited_id, via, score) of index hits ``(segment,
+    query row, entry row[, score])``: the rest of their fields only for those kept
+    (:func:`_fields_of`)."""
     frames = []
     for hit in hits:
         i, q, r = hit[0], hit[1], hit[2]
         if len(r) == 0:
             continue
-        frame = index.fields(i, r).with_columns(pl.lit(i).alias("_seg"), pl.Series("_row", r, dtype=pl.Int64))
+        frame = index.fields(i, r, ids_only=True).with_columns(
+            pl.lit(i).cast(pl.Int32).alias("_seg"), pl.Series("_row", r, dtype=pl.Int64)
+        )
         if cited is not None:
             score = hit[3] if len(hit) > 3 else np.ones(len(r))
             frame = frame.with_columns(
@@ -757,6 +768,18 @@ def _gather(index: Side, hits: list[tuple], cited: pl.Series | None, via: str) -
             )
         frames.append(frame)
     return pl.concat(frames) if frames else pl.DataFrame()
+
+
+def _fields_of(index: Side, rows: pl.DataFrame) -> pl.DataFrame:
+    """ENTRY_COLUMNS with ``_seg, _row`` of index rows ``rows[_seg, _row]`` (one per entry)."""
+    frames = [
+        index.fields(int(seg), part["_row"].to_numpy())
+        .select(ENTRY_COLUMNS)
+        .with_columns(pl.lit(seg).cast(pl.Int32).alias("_seg"), part["_row"])
+        for (seg,), part in rows.partition_by("_seg", as_dict=True).items()
+    ]
+    schema = {c: pl.String for c in ENTRY_COLUMNS} | {"_seg": pl.Int32, "_row": pl.Int64}
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 
 def _stale(index: Side, removed: pl.DataFrame, latest: pl.DataFrame, edits: _DayEdits) -> pl.DataFrame:
@@ -775,9 +798,7 @@ def _stale(index: Side, removed: pl.DataFrame, latest: pl.DataFrame, edits: _Day
     found = found.unique("entry_id")
     links = edits.current_of(found, latest)
     gone = links.filter(pl.col("cited_id").is_in(removed["id"].implode()))
-    stale = found.join(gone.select("entry_id"), on="entry_id", how="semi").select(
-        *ENTRY_COLUMNS, "_seg", "_row"
-    )
+    stale = _fields_of(index, found.join(gone.select("entry_id"), on="entry_id", how="semi"))
     day_of = latest.select(pl.col("id").alias("citing_id"), "day")
     for (day,), part in stale.join(day_of, on="citing_id").partition_by("day", as_dict=True).items():
         edits.drop_entries(day, part["entry_id"])
@@ -821,7 +842,7 @@ def _probe(
     ):
         edits.drop_entries(day, part["entry_id"])
     items = cand.join(changed.select("entry_id"), on="entry_id", how="semi").unique("entry_id")
-    return best.height, changed, items.select(*ENTRY_COLUMNS, pl.col("_seg").cast(pl.Int32), "_row")
+    return best.height, changed, _fields_of(index, items)
 
 
 def _with_link_t(entries: pl.DataFrame, links: pl.DataFrame, t: float) -> pl.DataFrame:
@@ -859,7 +880,7 @@ def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> tuple[p
     """:func:`corpus.graph.linking.link_entries_with_reasons` of ``entries`` against every link
     target, the title part looked up in the papers' side of the index instead of a join over all
     their titles."""
-    exact = link_exact(entries, targets)
+    exact = link_exact(entries, targets, normalized=True)  # entries come _normalised
     rest = entries.join(exact.select("entry_id"), on="entry_id", how="anti")
     parts = []
     for i, q, r, score in papers.match_titles(rest["norm_title"].fill_null("").to_list()):

@@ -56,6 +56,7 @@ from corpus.graph.linking import (
     _missing,
     _prefix,
     _ranges,
+    _rank_sets,
     _Sets,
     _sets,
     _signatures,
@@ -70,6 +71,7 @@ GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP
 BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
 FANOUT = 4  # segments of one tier merged at once
 TIER0 = 50_000  # entries in the smallest tier
+MEMO_TITLES = 100_000  # titles whose sets a gram order remembers (a new day's entries: GramOrder.extend)
 MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
 _JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
 ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
@@ -87,7 +89,8 @@ def _arrow_strings(values: pl.Series) -> pa.LargeStringArray:
     arr = values.cast(pl.String).fill_null("").to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    return arr.cast(pa.large_string())
+    # already large strings from polars: a cast would import pyarrow.compute (0.3 s) for nothing
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
 
 
 def _buffers(values: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +154,12 @@ def _item_prefix(sets: _Sets, link_t: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return row, sets.ranks[sets.offsets[row] + pos0], pos0 + 1, short[row]
 
 
+def _split(values: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    """Views of ``values[offsets[i]:offsets[i + 1]]`` (``np.split`` is a slow loop of its own)."""
+    bounds = offsets.tolist()
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
 def _save(path: Path, array: np.ndarray) -> None:
     with open(path, "wb") as fh:
         np.save(fh, np.ascontiguousarray(array))
@@ -202,6 +211,7 @@ class GramOrder:
     added: np.ndarray  # uint64 codes, in the order they were added
     titles: int
     _vocab: _Vocab | None = field(default=None, repr=False)
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # title -> its set
 
     @classmethod
     def freeze(cls, titles: list[str]) -> GramOrder:
@@ -231,29 +241,60 @@ class GramOrder:
         return self._vocab
 
     def extend(self, titles: list[str]) -> int:
-        """Give every gram of ``titles`` not ranked yet a rank; return how many were added."""
+        """Give every gram of ``titles`` not ranked yet a rank; return how many were added.
+
+        A run's new titles (at most ``MEMO_TITLES``) keep their sets: a new day's entries are
+        looked up, then indexed, and each would compute them again (a rank never changes once
+        given, so they stay right)."""
+        memo = self._memo
+        todo = [t for t in dict.fromkeys(titles) if t not in memo]  # a remembered title is ranked
+        keep = len(todo) <= MEMO_TITLES
         vocab = self.vocab
-        new = []
-        for start in range(0, len(titles), 200_000):
-            _, code = _codes(titles[start : start + 200_000])
-            if len(code) == 0:
-                continue
-            if vocab.size:
-                at = np.minimum(np.searchsorted(vocab.codes, code), vocab.size - 1)
-                code = code[vocab.codes[at] != code]
-            new.append(code)
+        new, occurrences = [], []
+        for start in range(0, len(todo), 200_000):
+            row, code = _codes(todo[start : start + 200_000])
+            at = np.minimum(np.searchsorted(vocab.codes, code), max(vocab.size - 1, 0))
+            known = vocab.codes[at] == code if vocab.size else np.zeros(len(code), bool)
+            if keep:  # one title chunk: its grams' ranks are known, or given below
+                occurrences.append((row, code, at, known))
+            new.append(code[~known])
         fresh = _sorted_unique(np.concatenate(new)) if new else np.zeros(0, np.uint64)
-        if len(fresh) == 0:
-            return 0
-        if len(self.added) + len(fresh) >= GAP:
-            raise ValueError("gram order full: more than 2^30 grams added since the freeze")
-        self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
-        self._vocab = None
+        before = len(self.added)
+        if len(fresh):
+            if before + len(fresh) >= GAP:
+                raise ValueError("gram order full: more than 2^30 grams added since the freeze")
+            self.added = np.concatenate([self.added, fresh.astype(np.uint64)])
+            self._vocab = None
+        if keep and todo:
+            if len(memo) + len(todo) > MEMO_TITLES:
+                memo.clear()
+            row, code, at, known = occurrences[0]
+            rank = np.where(known, vocab.rank[at] if vocab.size else 0, 0).astype(np.int64)
+            # a fresh gram's rank as given above: GAP - 1 - its index in ``added``
+            rank[~known] = GAP - 1 - (before + np.searchsorted(fresh, code[~known]))
+            ranks, sizes = _rank_sets(row, rank, len(todo), vocab.bound)
+            offsets = np.zeros(len(todo) + 1, np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            memo.update(zip(todo, _split(ranks, offsets), strict=True))
         return len(fresh)
 
     def sets(self, titles: list[str]) -> _Sets:
         """Each title's distinct grams as ranks of this order (every gram must be ranked)."""
-        return _sets(titles, self.vocab)
+        memo = self._memo
+        if not memo or len(titles) > MEMO_TITLES:  # a full run's chunks: computed, never kept
+            return _sets(titles, self.vocab)
+        missing = [t for t in dict.fromkeys(titles) if t not in memo]
+        if len(missing) == len(titles):
+            return _sets(titles, self.vocab)
+        extra: dict[str, np.ndarray] = {}
+        if missing:
+            got = _sets(missing, self.vocab)
+            extra = dict(zip(missing, _split(got.ranks, got.offsets), strict=True))
+        parts = [memo[t] if t in memo else extra[t] for t in titles]
+        offsets = np.zeros(len(titles) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=offsets[1:])
+        ranks = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        return _Sets(ranks.astype(np.int32, copy=False), offsets)
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True)
@@ -617,11 +658,15 @@ class Side:
             killed += len(rows)
         return killed
 
-    def fields(self, i: int, rows: np.ndarray) -> pl.DataFrame:
-        """ENTRY_FIELDS of rows of segment ``i`` (empty ids as null)."""
+    def fields(self, i: int, rows: np.ndarray, ids_only: bool = False) -> pl.DataFrame:
+        """ENTRY_FIELDS and ``link_t`` of rows of segment ``i`` (empty ids as null); only
+        ``entry_id, citing_id`` with ``ids_only`` (what a candidate needs until it is kept)."""
         seg = self.segments[i][1]
         rows = np.asarray(rows, np.int64)
-        frame = pl.DataFrame({name: seg.column(name).take(rows) for name in ENTRY_FIELDS})
+        names = ENTRY_FIELDS[:2] if ids_only else ENTRY_FIELDS
+        frame = pl.DataFrame({name: seg.column(name).take(rows) for name in names})
+        if ids_only:
+            return frame
         frame = frame.with_columns(pl.Series("link_t", np.asarray(seg.link_t[rows]), dtype=pl.Float64))
         return frame.with_columns(
             [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in ("arxiv_id", "doi")]

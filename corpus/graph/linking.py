@@ -231,20 +231,30 @@ class _Sets:
 
 
 def _sets(titles: list[str], vocab: _Vocab) -> _Sets:
-    v = np.int64(vocab.bound)
     ranks_parts, sizes_parts = [], []
     for _, chunk in _chunks(titles):
-        row, code = _codes(chunk)
-        r = vocab.rank[np.searchsorted(vocab.codes, code)] if len(code) else np.zeros(0, np.int64)
-        key = _sorted_unique(row * v + r)
-        rows = key // v
-        ranks_parts.append((key - rows * v).astype(np.int32))
-        sizes_parts.append(np.bincount(rows, minlength=len(chunk)))
+        ranks, sizes = _chunk_sets(*_codes(chunk), len(chunk), vocab)
+        ranks_parts.append(ranks)
+        sizes_parts.append(sizes)
     sizes = np.concatenate(sizes_parts) if sizes_parts else np.zeros(0, np.int64)
     offsets = np.zeros(len(titles) + 1, np.int64)
     np.cumsum(sizes, out=offsets[1:])
     ranks = np.concatenate(ranks_parts) if ranks_parts else np.zeros(0, np.int32)
     return _Sets(ranks, offsets)
+
+
+def _chunk_sets(row: np.ndarray, code: np.ndarray, n: int, vocab: _Vocab) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks, sizes) of the sets of ``n`` titles from their gram occurrences (:func:`_codes`)."""
+    r = vocab.rank[np.searchsorted(vocab.codes, code)] if len(code) else np.zeros(0, np.int64)
+    return _rank_sets(row, r, n, vocab.bound)
+
+
+def _rank_sets(row: np.ndarray, rank: np.ndarray, n: int, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ranks, sizes) of the sets of ``n`` titles from their grams' ranks (all below ``bound``)."""
+    v = np.int64(bound)
+    key = _sorted_unique(row * v + rank)
+    rows = key // v
+    return (key - rows * v).astype(np.int32), np.bincount(rows, minlength=n)
 
 
 def _prefix(
@@ -694,20 +704,22 @@ def normalize_arxiv_ids(ids: pl.Series) -> pl.Series:
 _EXACT_SCHEMA = {"entry_id": pl.String, "cited_id": pl.String, "via": pl.String}
 
 
-def link_exact(entries: pl.DataFrame, papers: pl.DataFrame) -> pl.DataFrame:
+def link_exact(entries: pl.DataFrame, papers: pl.DataFrame, *, normalized: bool = False) -> pl.DataFrame:
     """Links by identifier: ``entries[entry_id, citing_id, arxiv_id, doi]`` × ``papers[paper_id, doi]``.
 
     The entry's arXiv id (any form, normalised by corpus.ingest.arxiv_ids) links to the
     paper with that ``paper_id``; otherwise its DOI (normalised, see
     :func:`normalize_doi`) links to the paper with that DOI, the smallest
     ``paper_id`` if several share it.  Self-citations are dropped before choosing.
-    Output ``[entry_id, cited_id, via]`` with via ``arxiv_id`` or ``doi``.
+    Output ``[entry_id, cited_id, via]`` with via ``arxiv_id`` or ``doi``. ``normalized``: the
+    entries' ids are in their canonical forms already (normalising is idempotent; it costs).
     """
     ent = _require(entries, "entries", ["entry_id", "citing_id", "arxiv_id", "doi"], "entry_id")
     pap = _require(papers, "papers", ["paper_id", "doi"], "paper_id")
-    ent = ent.with_columns(
-        normalize_arxiv_ids(ent["arxiv_id"]).alias("arxiv_id"), normalize_dois(ent["doi"]).alias("doi")
-    )
+    if not normalized:
+        ent = ent.with_columns(
+            normalize_arxiv_ids(ent["arxiv_id"]).alias("arxiv_id"), normalize_dois(ent["doi"]).alias("doi")
+        )
     pid = pap.select(pl.col("paper_id").alias("cited_id"))
     by_ax = (
         ent.filter(pl.col("arxiv_id").is_not_null())
