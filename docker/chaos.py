@@ -279,11 +279,16 @@ class Chaos:
         failed = [r["run_id"] for r in runs if r["status"] == "FAILURE"]
         if not failed:
             return False
+        # A failed run tagged to be retried is waited for until its retry exists, unless the
+        # retry daemon said it will not retry it: its backfill was marked complete first ("Not
+        # retrying run since it is part of a backfill that is in a terminal state"; the tag stays
+        # true). finish_round then does what the README says for such a run.
         ids = ",".join(f"'{r}'" for r in failed)
         waiting = self.psql(
             f"select t.run_id from run_tags t where t.run_id in ({ids}) and t.key = 'dagster/will_retry' "
             "and t.value = 'true' and not exists (select 1 from run_tags c where c.key = 'dagster/parent_run_id' "
-            "and c.value = t.run_id)"
+            "and c.value = t.run_id) and not exists (select 1 from event_logs n where n.run_id = t.run_id "
+            "and n.dagster_event_type = 'ENGINE_EVENT' and n.event like '%Not retrying run%')"
         )
         return bool(waiting)
 
