@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import shutil
 import subprocess
@@ -47,7 +48,16 @@ from backfill import backfill, generated, instance_home
 START = dt.date(2024, 1, 1)
 
 
-def graph_job(root: Path, landing: Path, code: Path = REPO) -> dict:
+def release_config(root: Path, cutoff: str) -> Path:
+    """Run config putting the peS2o cutoff after the generated days: with the default (2023-01-03)
+    the releases would read none of them and cost nothing here."""
+    path = root / "graph_job_config.json"
+    release = {"config": {"cutoff": cutoff}}
+    path.write_text(json.dumps({"ops": {"pes2o_v1": release, "pes2o_v2": release}}))
+    return path
+
+
+def graph_job(root: Path, landing: Path, code: Path = REPO, cutoff: str | None = None) -> dict:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_") and k != "PYTHONPATH"},
         "CORPUS_HOME": str(root / "data"),
@@ -57,6 +67,8 @@ def graph_job(root: Path, landing: Path, code: Path = REPO) -> dict:
     }
     cmd = [sys.executable, "-W", "ignore", "-m", "dagster", "job", "execute"]
     cmd += ["-m", "corpus_assets.definitions", "-j", "corpus_graph"]
+    if cutoff:
+        cmd += ["-c", str(release_config(root, cutoff))]
     started = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=code, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -108,13 +120,14 @@ def measure(days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[P
             landing = keep / "landing"
             instance_home(root)
             link_days(keep / "data", root / "data", names[:-1])
-        full = graph_job(root, landing, code)
-        idle = graph_job(root, landing, code)
+        cutoff = (START + dt.timedelta(days=days + 1)).isoformat()  # every day read by the releases
+        full = graph_job(root, landing, code, cutoff)
+        idle = graph_job(root, landing, code, cutoff)
         if keep is None:
             backfill(landing, names[-1], names[-1], root)
         else:
             link_days(keep / "data", root / "data", names[-1:])
-        new = graph_job(root, landing, code)
+        new = graph_job(root, landing, code, cutoff)
         out[code] = {"full": full, "idle": idle, "new": new}
         shutil.rmtree(root, ignore_errors=True)
     return out
