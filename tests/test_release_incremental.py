@@ -278,6 +278,15 @@ def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     assert plan_release(tmp_path / "b", "v1", settings).mode == "unchanged"
 
 
+def _small_pes2o_release(tmp_path, seed: int):
+    """A seeded generator, a store and settings small enough to make several shards a day."""
+    home = tmp_path / "home"
+    settings = ReleaseSettings(
+        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
+    )
+    return random.Random(seed), home, tmp_path / "scratch", Store(home), settings
+
+
 def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tmp_path):
     """A release whose state is the old layout (format 2: one Parquet index holding every hash,
     no patch) goes on incrementally, not from scratch; then several new days, each with papers
@@ -287,12 +296,7 @@ def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tm
 
     from corpus.release import pes2o_release
 
-    rng = random.Random(11)
-    home, scratch = tmp_path / "home", tmp_path / "scratch"
-    store = Store(home)
-    settings = ReleaseSettings(
-        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
-    )
+    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, 11)
     papers: list[str] = []
     days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(7)]
     for k, day in enumerate(days[:3]):
@@ -331,12 +335,7 @@ def test_pes2o_run_that_dies_leaves_no_mixed_state(tmp_path, monkeypatch, where)
     state no longer matches it (then rebuilt in full): the next run equals a full build."""
     from corpus.release import pes2o_release
 
-    rng = random.Random(5)
-    home, scratch = tmp_path / "home", tmp_path / "scratch"
-    store = Store(home)
-    settings = ReleaseSettings(
-        cutoff="2021-01-31", max_shard_bytes=3000, min_chunk_bytes=400, chunk_bytes=1600
-    )
+    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, 5)
     papers: list[str] = []
     for k, day in enumerate(("2021-01-01", "2021-01-02", "2021-01-03")):
         store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
