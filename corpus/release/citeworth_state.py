@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ import polars as pl
 from corpus.papers.fields import CITEWORTH_FIELDS
 from corpus.release import citeworth as cw
 from corpus.release import citeworth_splits as cws
-from corpus.store import Store, scan_days
+from corpus.store import Store, atomic_path, atomic_write_bytes, scan_days
 
 STATE_FORMAT = 4  # of state.json: another format is rebuilt in full (4: keys by day, candidates, pool files)
 _U32 = "<u4"
@@ -85,12 +84,13 @@ def read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
 def write(frame: pl.DataFrame, path: Path) -> None:
     """``frame`` to ``path`` through a temporary name: Arrow IPC, uncompressed, for the tables
     written whole every run (4x faster to write than LZ4 Parquet), else LZ4 Parquet."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    if path.suffix == ".arrow":
-        frame.rechunk().write_ipc(tmp, compression="uncompressed")  # one record batch: read back in one piece
-    else:
-        frame.write_parquet(tmp, compression="lz4")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        if path.suffix == ".arrow":
+            frame.rechunk().write_ipc(
+                tmp, compression="uncompressed"
+            )  # one record batch: read back in one piece
+        else:
+            frame.write_parquet(tmp, compression="lz4")
 
 
 def _files(store: Store, asset: str, days: list[str]) -> list[Path]:
@@ -280,12 +280,7 @@ def write_pool(path: Path, lines: list[bytes]) -> list[int]:
     for line in lines:
         offsets.append(at)
         at += len(line)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(b"".join(lines))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write_bytes(path, b"".join(lines))
     return offsets
 
 
