@@ -260,7 +260,9 @@ def assign_free_pool_slots(
     frees its slot assigns it to the first step already queued. A slot freed between the two
     reads goes to nobody: the step waits for a free slot until some other step of the pool ends,
     for ever if none does (the last run of a backfill waited on a free ``grobid`` slot for its
-    whole maximum runtime). Steps queued less than ``grace_s`` ago are left to Dagster.
+    whole maximum runtime). Steps queued less than ``grace_s`` ago are left to Dagster. A
+    finished run's queued steps are removed first, as run monitoring would, so that the slot goes
+    to a live run's step.
     """
     from dagster._core.storage.dagster_run import RunsFilter
 
@@ -280,7 +282,13 @@ def assign_free_pool_slots(
         if not waiting or info.slot_count <= assigned:
             continue
         runs = instance.get_runs(RunsFilter(run_ids=sorted({step.run_id for step in waiting})))
-        live = {run.run_id for run in runs if not run.is_finished}  # a dead run's steps: the daemon's
+        live = {run.run_id for run in runs if not run.is_finished}
+        for run in runs:
+            if run.is_finished:  # Dagster hands slots out in queue order: a dead run's step ahead of
+                storage.free_concurrency_slots_for_run(run.run_id)  # a live one would take its slot
+        if any(step.run_id not in live for step in waiting):
+            info = storage.get_concurrency_info(key)
+            assigned = sum(1 for step in info.pending_steps if step.assigned_timestamp is not None)
         count = min(info.slot_count - assigned, sum(1 for step in waiting if step.run_id in live))
         for _ in range(count):
             storage.assign_pending_steps([key])  # the first queued step, as Dagster itself would
