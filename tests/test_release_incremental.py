@@ -6,6 +6,7 @@ test_citeworth_assets.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -102,7 +103,8 @@ def test_pes2o_day_by_day_equals_a_full_build(tmp_path, seed):
     assert _tree(release_dir(home, "v1")) == before["v1"]
     # a day removed: the papers it re-delivered fall back to their earlier rows
     shutil.rmtree(store.partition_dir("pes2o", days[5]))
-    assert write_release(home, "v1", settings)["mode"] == "incremental"
+    small_tasks = dataclasses.replace(settings, sort_bucket_bytes=2000)  # several tasks, built in processes
+    assert write_release(home, "v1", small_tasks, workers=2)["mode"] == "incremental"
     assert write_release(home, "v2", settings)["mode"] == "incremental"
     assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
     for v in ("v1", "v2"):
@@ -356,3 +358,44 @@ def test_pes2o_run_that_dies_leaves_no_mixed_state(tmp_path, monkeypatch, where)
     assert write_release(home, "v1", settings)["mode"] == "unchanged"
     leftovers = [p.name for p in release_dir(home, "v1").parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []
+
+
+def test_pes2o_papers_delivered_again_with_the_same_text_link_their_shards_unread(tmp_path, monkeypatch):
+    """A new arXiv version often brings the same text: the shards holding such papers are signed
+    from the known hashes and the new texts' and linked, never read nor written (and no build
+    process is started for it); the bytes are a full build's."""
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    from corpus.release import pes2o_release
+
+    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, 5)
+    papers: list[str] = []
+    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(4)]
+    for k, day in enumerate(days[:3]):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    for v in ("v1", "v2"):
+        write_release(home, v, settings)
+    old = pl.read_parquet(store.partition_dir("pes2o", days[0]) / "part-0.parquet")
+    later = {
+        i
+        for d in days[1:3]
+        for i in pl.read_parquet(store.partition_dir("pes2o", d) / "part-0.parquet")["id"]
+    }
+    same = sorted(set(old["id"]) - later)[:4]  # their latest text is day 0's
+    assert len(same) == 4
+    again = old.filter(pl.col("id").is_in(same)).with_columns(
+        pl.lit(f"{days[3]}T00:00:00.000Z").alias("added")
+    )
+    store.write_partition("pes2o", days[3], again)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a shard of the current release was read")
+
+    monkeypatch.setattr(pq, "ParquetFile", no_reading)
+    monkeypatch.setattr(pes2o_release, "auto_workers", lambda *a: pytest.fail("build processes planned"))
+    for v in ("v1", "v2"):
+        summary = write_release(home, v, settings)
+        assert (summary["mode"], summary["shards_written"], summary["days_changed"]) == ("incremental", 0, 1)
+    monkeypatch.undo()
+    assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)

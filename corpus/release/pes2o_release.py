@@ -81,6 +81,7 @@ __all__ = [
     "ReleaseSettings",
     "auto_workers",
     "build_task",
+    "sign_task",
     "commit_release",
     "funnel_svg",
     "funnel_rows",
@@ -107,6 +108,7 @@ WORD_BYTES = 6  # estimated bytes per whitespace word of text (chunk and shard s
 LINE_OVERHEAD = 96  # estimated bytes of a JSON line besides its text
 STATE = "pes2o_release"
 _MAX_TASKS = 256  # spill files open at once while scattering; beyond, tasks grow instead
+SPAWN_BYTES = 64 * 1024 * 1024  # less to write than this: no build processes (each costs ~0.7 CPU s to start)
 
 
 @dataclass(frozen=True)
@@ -163,10 +165,13 @@ def release_dir(home: str | Path, version: str) -> Path:
 #                   changed; the layout of every shard; the shards to build, cut into tasks;
 #                   and one pass over the days holding new text, scattering it to the tasks;
 #                   the new index (each key's new shard in it) and the manifest's counts.
-#   build_task      one task's shards: text from the scatter or from the current release's
-#                   Parquet (a document that did not change), gzip JSONL + Parquet written, or
-#                   linked from the current release when the same documents are already there;
-#                   the text and doc hashes of its documents.
+#   sign_task       one task's shards' signatures, from the hashes the index knows and those of
+#                   the scattered texts: a shard holding the documents of a current one is
+#                   linked to it without reading either (most shards a new day touches: a new
+#                   version of a paper often brings the same text); the doc hashes.
+#   build_task      the shards of one task left to write (signing it first if it was not):
+#                   text from the scatter or from the current release's Parquet (a document
+#                   that did not change), gzip JSONL + Parquet written.
 #   commit_release  manifest, dataset card; the new version directory swapped in; the state:
 #                   the plan's index moved in (not read again) and the tasks' hashes as its patch.
 #
@@ -215,6 +220,7 @@ _TASK_SCHEMA: dict[str, Any] = {
     "last_day": pl.Utf8,
     "text_hash": pl.UInt64,
     "path": pl.Utf8,
+    "weight": pl.Int64,  # estimated bytes: how much a task has to write (_run_tasks)
 }
 
 
@@ -707,21 +713,10 @@ def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSe
     }
 
 
-def build_task(work: str | Path, task: int) -> dict:
-    """Write the shards of one task into the staging directory; returns their entries and the
-    text hashes of the documents read from the days. Reads only files: run it anywhere."""
+def _spilled_texts(work: Path, task: int) -> dict[tuple[str, str], str]:
+    """The texts the plan read from the days for ``task`` (its new or changed documents)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    work = Path(work)
-    plan = Plan.load(work)
-    settings = _settings_from(plan.settings)
-    final = release_dir(plan.home, plan.version)
-    staging = Path(plan.staging)
-    meta = json.loads((work / "meta.json").read_text(encoding="utf-8"))
-    tag = meta["tag"].encode()
-    by_sig = {s: stem for stem, s in sorted(meta.get("old_signatures", {}).items())}
-    keys = pl.read_parquet(work / f"task-{task:05d}.parquet")
     texts: dict[tuple[str, str], str] = {}
     for path in sorted((work / "spill").glob(f"task-{task:05d}.*.arrows")):
         with pa.OSFile(str(path), "rb") as fh:
@@ -729,47 +724,95 @@ def build_task(work: str | Path, task: int) -> dict:
         texts.update(zip(zip(table["source"].to_pylist(), table["id"].to_pylist(), strict=True),
                          table["text"].to_pylist(), strict=True))  # fmt: skip
         del table
-    for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
-        if old is None:
-            raise RuntimeError(
-                f"task {task}: a document with a known text has no shard in the current release"
-            )
-        want = set(zip(group["source"].to_list(), group["id"].to_list(), strict=True))
-        # ParquetFile, not read_table: read_table imports pyarrow.dataset and pandas (~0.5 CPU s)
-        table = pq.ParquetFile(final / f"{old}.parquet").read(columns=["source", "id", "text"])
-        for s, i, t in zip(
-            table["source"].to_pylist(), table["id"].to_pylist(), table["text"].to_pylist(), strict=True
-        ):
-            if (s, i) in want:
-                texts[(s, i)] = t
-        if not want <= texts.keys():
-            raise RuntimeError(
-                f"{final / old}.parquet lacks documents its state lists: the release was changed"
-            )
-    files, hashes = [], []
+    return texts
+
+
+def sign_task(work: str | Path, task: int) -> dict:
+    """The signature of each shard of one task, from the hashes the index knows and those of
+    the texts the plan spilled (no shard of the current release is read): a shard that holds
+    the documents of a current one is linked to it, the others are left to
+    :func:`build_task`. Writes ``hashes-<task>`` (the commit's patch) and ``signed-<task>``;
+    returns the latter: ``{"linked": [...], "write": [stems], "write_bytes": estimated}``."""
+    work = Path(work)
+    plan = Plan.load(work)
+    meta = json.loads((work / "meta.json").read_text(encoding="utf-8"))
+    tag = meta["tag"].encode()
+    by_sig = {s: stem for stem, s in sorted(meta.get("old_signatures", {}).items())}
+    keys = pl.read_parquet(work / f"task-{task:05d}.parquet")
+    texts = _spilled_texts(work, task)
+    linked, write, hashes = [], [], []
+    write_bytes = 0
     for (stem,), group in keys.group_by(["stem"], maintain_order=True):
-        docs, doc_hashes = [], []
-        for source, pid, first_day, created in group.select(
-            "source", "id", "first_day", "created"
+        doc_hashes = []
+        for source, pid, first_day, created, known in group.select(
+            "source", "id", "first_day", "created", "text_hash"
         ).iter_rows():
-            text = texts[(source, pid)]
-            th = _text_hash(text)
+            th = known if known is not None else _text_hash(texts[(source, pid)])
             dh = _doc_hash(plan.version, source, pid, first_day, created, th)
             hashes.append((source, pid, th, dh))
             doc_hashes.append(dh)
-            docs.append({"added": timestamp(dt.date.fromisoformat(first_day)), "created": created, "id": pid,
-                         "source": source, "text": text, "version": plan.version})  # fmt: skip
         sig = _signature(tag, np.asarray(doc_hashes, dtype=">u8").tobytes())
         if sig in by_sig:
-            old_stem = by_sig[sig]
-            for ext in ("jsonl.gz", "parquet"):
-                link_or_copy(final / f"{old_stem}.{ext}", staging / f"{stem}.{ext}")
-            files.append({"stem": stem, "signature": sig, "linked": old_stem})
+            linked.append({"stem": stem, "signature": sig, "linked": by_sig[sig]})
         else:
-            files.append({"stem": stem, "signature": sig, **_write_shard(staging, stem, docs, settings)})
+            write.append({"stem": stem, "signature": sig})
+            write_bytes += int(group["weight"].sum())
     frame = pl.DataFrame(hashes, schema={"source": pl.Utf8, "id": pl.Utf8, "text_hash": pl.UInt64,
                                          "doc_hash": pl.UInt64}, orient="row")  # fmt: skip
     frame.write_parquet(work / f"hashes-{task:05d}.parquet")
+    out = {"task": task, "linked": linked, "write": write, "write_bytes": write_bytes}
+    atomic_write_bytes(work / f"signed-{task:05d}.json", json.dumps(out).encode())
+    return out
+
+
+def build_task(work: str | Path, task: int) -> dict:
+    """Write the shards of one task that no current shard holds into the staging directory (after
+    :func:`sign_task`, run here if it was not); link the others. Reads only files: run it anywhere."""
+    import pyarrow.parquet as pq
+
+    work = Path(work)
+    plan = Plan.load(work)
+    settings = _settings_from(plan.settings)
+    final = release_dir(plan.home, plan.version)
+    staging = Path(plan.staging)
+    signed_path = work / f"signed-{task:05d}.json"
+    signed = (
+        json.loads(signed_path.read_text(encoding="utf-8")) if signed_path.exists() else sign_task(work, task)
+    )
+    files = []
+    for f in signed["linked"]:
+        for ext in ("jsonl.gz", "parquet"):
+            link_or_copy(final / f"{f['linked']}.{ext}", staging / f"{f['stem']}.{ext}")
+        files.append(f)
+    if signed["write"]:
+        stems = {f["stem"]: f["signature"] for f in signed["write"]}
+        keys = pl.read_parquet(work / f"task-{task:05d}.parquet").filter(pl.col("stem").is_in(list(stems)))
+        texts = _spilled_texts(work, task)
+        for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
+            if old is None:
+                raise RuntimeError(
+                    f"task {task}: a document with a known text has no shard in the current release"
+                )
+            want = set(zip(group["source"].to_list(), group["id"].to_list(), strict=True))
+            # ParquetFile, not read_table: read_table imports pyarrow.dataset and pandas (~0.5 CPU s)
+            table = pq.ParquetFile(final / f"{old}.parquet").read(columns=["source", "id", "text"])
+            for s, i, t in zip(
+                table["source"].to_pylist(), table["id"].to_pylist(), table["text"].to_pylist(), strict=True
+            ):
+                if (s, i) in want:
+                    texts[(s, i)] = t
+            if not want <= texts.keys():
+                raise RuntimeError(
+                    f"{final / old}.parquet lacks documents its state lists: the release was changed"
+                )
+        for (stem,), group in keys.group_by(["stem"], maintain_order=True):
+            docs = [{"added": timestamp(dt.date.fromisoformat(first_day)), "created": created, "id": pid,
+                     "source": source, "text": texts[(source, pid)], "version": plan.version}
+                    for source, pid, first_day, created in group.select(
+                        "source", "id", "first_day", "created").iter_rows()]  # fmt: skip
+            files.append(
+                {"stem": stem, "signature": stems[stem], **_write_shard(staging, stem, docs, settings)}
+            )
     out = {"task": task, "files": files}
     atomic_write_bytes(work / f"result-{task:05d}.json", json.dumps(out).encode())
     return out
@@ -928,14 +971,29 @@ def auto_workers(tasks: int, settings: ReleaseSettings) -> int:
 
 
 def _run_tasks(plan: Plan, workers: int | None) -> None:
+    """Build every task. An incremental run signs its tasks here first (hashing only the new
+    texts): most shards it touches hold the same documents as before and are linked, so the
+    processes are started only when what is left to write is worth their start-up."""
+    tasks = list(range(plan.tasks))
+    if plan.mode == "incremental":
+        signed = [sign_task(plan.work, task) for task in tasks]
+        heavy = [s["task"] for s in signed if s["write"]]
+        if workers is None and sum(s["write_bytes"] for s in signed) < SPAWN_BYTES:
+            heavy = []
+        for task in tasks:
+            if task not in heavy:
+                build_task(plan.work, task)
+        if not heavy:
+            return
+        tasks = heavy
     if workers is None:
-        workers = auto_workers(plan.tasks, _settings_from(plan.settings))
-    if workers <= 1 or plan.tasks <= 1:
-        for task in range(plan.tasks):
+        workers = auto_workers(len(tasks), _settings_from(plan.settings))
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
             build_task(plan.work, task)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        list(pool.map(build_task, [plan.work] * plan.tasks, range(plan.tasks)))
+        list(pool.map(build_task, [plan.work] * len(tasks), tasks))
