@@ -219,6 +219,7 @@ _TASK_SCHEMA: dict[str, Any] = {
     "created": pl.Utf8,
     "last_day": pl.Utf8,
     "text_hash": pl.UInt64,
+    "doc_hash": pl.UInt64,
     "path": pl.Utf8,
     "weight": pl.Int64,  # estimated bytes: how much a task has to write (_run_tasks)
 }
@@ -744,11 +745,12 @@ def sign_task(work: str | Path, task: int) -> dict:
     write_bytes = 0
     for (stem,), group in keys.group_by(["stem"], maintain_order=True):
         doc_hashes = []
-        for source, pid, first_day, created, known in group.select(
-            "source", "id", "first_day", "created", "text_hash"
+        for source, pid, first_day, created, known, dh in group.select(
+            "source", "id", "first_day", "created", "text_hash", "doc_hash"
         ).iter_rows():
             th = known if known is not None else _text_hash(texts[(source, pid)])
-            dh = _doc_hash(plan.version, source, pid, first_day, created, th)
+            if known is None or dh is None:
+                dh = _doc_hash(plan.version, source, pid, first_day, created, th)
             hashes.append((source, pid, th, dh))
             doc_hashes.append(dh)
         sig = _signature(tag, np.asarray(doc_hashes, dtype=">u8").tobytes())
