@@ -28,12 +28,12 @@ define install
 endef
 
 venv: $(STAMP)
-$(STAMP): pyproject.toml corpus/_tally.c
+$(STAMP): pyproject.toml setup.py corpus/_tally.c corpus/_prefix.c
 	$(call install,.[dev])
 	@touch $(BASE_STAMP) $(STAMP)   # the full install holds the base one
 
 venv-base: $(BASE_STAMP)
-$(BASE_STAMP): pyproject.toml corpus/_tally.c
+$(BASE_STAMP): pyproject.toml setup.py corpus/_tally.c corpus/_prefix.c
 	$(call install,.)
 	@touch $(BASE_STAMP)
 

@@ -462,3 +462,84 @@ def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     assert reopened.live == rest.height and all(len(s.dead) == 0 for _, s, _ in reopened.segments)
     want = {(q, rest["entry_id"][e]) for q, e in _all_pairs(queries, rest["norm_title"].to_list(), 0.8)}
     assert found(reopened) == want and want
+
+
+def _numpy_candidates(seg, plan) -> set[int]:
+    """The signature bounds of Segment.title_candidates written with numpy (its code before
+    corpus._prefix): the pair codes q * n + r that pass both."""
+    from corpus.graph.link_index import BASE
+    from corpus.graph.linking import _EPS, _missing
+
+    lo = np.searchsorted(seg.post_key, plan.starts)
+    hi = np.searchsorted(seg.post_key, plan.stops, side="right")
+    counts = np.maximum(hi - lo, 0)
+    which = np.repeat(np.arange(len(lo)), counts)
+    j = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)] or [np.zeros(0, np.int64)])
+    q, y = plan.q_of[which], np.asarray(seg.post_key[j]) & np.int64(BASE - 1)
+    xs, (q0, q1) = plan.sets.sizes[q], plan.sig
+    need = plan.t * (2 * np.minimum(xs, y) + np.maximum(xs, y)) / (2.0 + plan.t) - _EPS
+    keep = xs + y - np.bitwise_count(q0[q] ^ np.asarray(seg.post_sig[j])) > 2 * need
+    q, j, y, xs, need = q[keep], j[keep], y[keep], xs[keep], need[keep]
+    r = np.asarray(seg.post_row[j], dtype=np.int64)
+    sig = np.asarray(seg.sig[r])
+    ub_q = xs - _missing(q0[q], sig[:, 0]) - _missing(q1[q], sig[:, 1])
+    ub_e = y - _missing(sig[:, 0], q0[q]) - _missing(sig[:, 1], q1[q])
+    keep = np.minimum(ub_q, ub_e) > need
+    return set((q[keep] * np.int64(seg.n) + r[keep]).tolist())
+
+
+@pytest.mark.parametrize("t", [0.5, 0.8, 0.95])
+def test_prefix_join_loop_passes_the_pairs_the_numpy_bounds_pass(real, tmp_path, t):
+    """corpus._prefix (C) keeps exactly the postings the numpy bounds keep, on real titles and
+    near copies of them, with some items dead; and refuses arrays that do not fit together."""
+    from corpus._prefix import candidates
+
+    from corpus.graph.link_index import QueryPlan, TitleIndex
+
+    rng = np.random.default_rng(5)
+    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1200]]
+    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:2000]
+    queries = [normalize_title(x) for x in real["s2orc"][:200]]
+    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), 300)]
+    entries = pl.DataFrame(
+        {
+            "entry_id": [f"e{i:05d}" for i in range(len(base))],
+            "citing_id": [f"2101.{i % 300:05d}" for i in range(len(base))],
+            "arxiv_id": [None] * len(base),
+            "doi": [None] * len(base),
+            "norm_title": base,
+        }
+    )
+    ix = TitleIndex(tmp_path / "index", None, t)
+    ix.refreeze(base[::2])
+    ix.entries.add(entries)
+    ix.entries.kill_citing(pl.Series([f"2101.{i:05d}" for i in range(0, 300, 7)]))
+    ix.extend_order(queries)
+    plan = QueryPlan.of(ix.order.sets(queries), t)
+    ((_, seg, _),) = ix.entries.segments
+    q, r = seg.title_candidates(plan)
+    want = _numpy_candidates(seg, plan)
+    alive = {c for c in want if seg._alive(np.array([c % seg.n]))[0]}
+    assert len(alive) > 50 and len(alive) < len(want)  # some dead items among them
+    assert set((q * seg.n + r).tolist()) == alive
+    with pytest.raises(ValueError, match="mismatched"):
+        candidates(np.zeros(3, np.int64), np.zeros(2, np.uint64), np.zeros(3, np.int32), np.zeros(2, np.uint64),
+                   np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64),
+                   np.zeros(1, np.uint64), np.zeros(1, np.uint64), t, 1e-9, 255, 1)  # fmt: skip
+    with pytest.raises(ValueError, match="out of bounds"):
+        candidates(
+            np.zeros(2, np.int64),
+            np.zeros(2, np.uint64),
+            np.zeros(2, np.int32),
+            np.zeros(2, np.uint64),
+            np.zeros(1, np.int64),
+            np.full(1, 3, np.int64),
+            np.zeros(1, np.int64),
+            np.ones(1, np.int64),
+            np.zeros(1, np.uint64),
+            np.zeros(1, np.uint64),
+            t,
+            1e-9,
+            255,
+            1,
+        )  # a range past the postings

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 from corpus.graph.linking import (
     _EPS,
     _codes,
-    _missing,
     _prefix,
     _ranges,
     _rank_sets,
@@ -66,6 +65,14 @@ from corpus.graph.linking import (
     with_pub_columns,
 )
 from corpus.graph.publication_links import PUB_COLUMNS, entry_keys
+
+try:
+    from corpus._prefix import candidates as _prefix_candidates
+except ImportError as exc:  # a source checkout that was never installed
+    raise ImportError(
+        "corpus._prefix (the title index's C join loop, corpus/_prefix.c) is not built: "
+        "run `make venv` or `pip install -e .` (needs a C compiler)"
+    ) from exc
 
 GAP = 1 << 30  # ranks below it belong to grams added after the freeze (rank GAP - 1 - i)
 BASE = 1 << 24  # a posting key is (2 * rank + tail) * BASE + set size (titles of < 2^24 grams)
@@ -551,38 +558,26 @@ class Segment:
 
     def title_candidates(self, plan: QueryPlan):
         """(query row, live entry row) of every pair that may have ``S > t``: a superset of them
-        (the plan's key ranges, then the signature bounds). Rows failing the bound of the first
-        signature word (copied into the postings) go before the second word is read."""
+        (the plan's key ranges, then the signature bounds: the first word copied into the
+        postings, then both words; :mod:`corpus._prefix`, one pass over the postings read)."""
         empty = np.zeros(0, np.int64), np.zeros(0, np.int64)
         if self.n == 0 or len(plan.starts) == 0:
             return empty
-        qs, q_sig, t = plan.sets, plan.sig, plan.t
-        q_of, starts, stops = plan.q_of, plan.starts, plan.stops
-        lo = np.searchsorted(self.post_key, starts)
-        hi = np.searchsorted(self.post_key, stops, side="right")
-        mask = np.int64(BASE - 1)
-        pairs = []
-        for which, j in _ranges(lo, hi, _JOIN_ROWS):
-            q = q_of[which]
-            y = np.asarray(self.post_key[j]) & mask
-            xs = qs.sizes[q]
-            need = t * (2 * np.minimum(xs, y) + np.maximum(xs, y)) / (2.0 + t) - _EPS
-            # both sides' first-word bounds at once (x - |X - Y| > need and y - |Y - X| > need
-            # imply x + y - popcount(X ^ Y) > 2·need): ~5 % pass, on postings read in order
-            keep = np.flatnonzero(
-                xs + y - np.bitwise_count(q_sig[0][q] ^ np.asarray(self.post_sig[j])) > 2 * need
-            )
-            q, j, y, xs, need = q[keep], j[keep], y[keep], xs[keep], need[keep]
-            r = np.asarray(self.post_row[j], dtype=np.int64)
-            sig = np.asarray(self.sig[r])
-            q0, q1 = q_sig[0][q], q_sig[1][q]
-            ub_q = xs - _missing(q0, sig[:, 0]) - _missing(q1, sig[:, 1])
-            ub_e = y - _missing(sig[:, 0], q0) - _missing(sig[:, 1], q1)
-            keep = np.minimum(ub_q, ub_e) > need
-            pairs.append(q[keep] * np.int64(self.n) + r[keep])
-        if not pairs:
+        lo = np.searchsorted(self.post_key, plan.starts)
+        hi = np.searchsorted(self.post_key, plan.stops, side="right")
+        c = np.ascontiguousarray
+        pair = np.frombuffer(
+            _prefix_candidates(
+                c(self.post_key, np.int64), c(self.post_sig, np.uint64), c(self.post_row, np.int32),
+                c(self.sig, np.uint64), c(lo, np.int64), c(hi, np.int64), c(plan.q_of, np.int64),
+                c(plan.sets.sizes, np.int64), c(plan.sig[0], np.uint64), c(plan.sig[1], np.uint64),
+                float(plan.t), _EPS, BASE - 1, self.n,
+            ),
+            dtype=np.int64,
+        )  # fmt: skip
+        if not len(pair):
             return empty
-        pair = _sorted_unique(np.concatenate(pairs))
+        pair = _sorted_unique(pair)
         q, r = pair // self.n, pair % self.n
         keep = self._alive(r)
         return q[keep], r[keep]
