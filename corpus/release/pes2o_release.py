@@ -741,26 +741,26 @@ def sign_task(work: str | Path, task: int) -> dict:
     by_sig = {s: stem for stem, s in sorted(meta.get("old_signatures", {}).items())}
     keys = pl.read_parquet(work / f"task-{task:05d}.parquet")
     texts = _spilled_texts(work, task)
-    linked, write, hashes = [], [], []
+    new = keys.filter(pl.col("text_hash").is_null() | pl.col("doc_hash").is_null())
+    fills = []  # hashes computed here: only of the documents whose text or first day is new
+    for source, pid, first_day, created, known in new.select(
+        "source", "id", "first_day", "created", "text_hash"
+    ).iter_rows():
+        th = known if known is not None else _text_hash(texts[(source, pid)])
+        fills.append((source, pid, th, _doc_hash(plan.version, source, pid, first_day, created, th)))
+    schema = {"source": pl.Utf8, "id": pl.Utf8, "text_hash": pl.UInt64, "doc_hash": pl.UInt64}
+    keys = keys.update(pl.DataFrame(fills, schema=schema, orient="row"), on=_KEYS, how="left")
+    linked, write = [], []
     write_bytes = 0
-    for (stem,), group in keys.group_by(["stem"], maintain_order=True):
-        doc_hashes = []
-        for source, pid, first_day, created, known, dh in group.select(
-            "source", "id", "first_day", "created", "text_hash", "doc_hash"
-        ).iter_rows():
-            th = known if known is not None else _text_hash(texts[(source, pid)])
-            if known is None or dh is None:
-                dh = _doc_hash(plan.version, source, pid, first_day, created, th)
-            hashes.append((source, pid, th, dh))
-            doc_hashes.append(dh)
+    per_stem = keys.group_by("stem", maintain_order=True).agg(pl.col("doc_hash"), pl.col("weight").sum())
+    for stem, doc_hashes, weight in per_stem.iter_rows():
         sig = _signature(tag, np.asarray(doc_hashes, dtype=">u8").tobytes())
         if sig in by_sig:
             linked.append({"stem": stem, "signature": sig, "linked": by_sig[sig]})
         else:
             write.append({"stem": stem, "signature": sig})
-            write_bytes += int(group["weight"].sum())
-    frame = pl.DataFrame(hashes, schema={"source": pl.Utf8, "id": pl.Utf8, "text_hash": pl.UInt64,
-                                         "doc_hash": pl.UInt64}, orient="row")  # fmt: skip
+            write_bytes += int(weight)
+    frame = keys.select(list(schema))
     frame.write_parquet(work / f"hashes-{task:05d}.parquet")
     out = {"task": task, "linked": linked, "write": write, "write_bytes": write_bytes}
     atomic_write_bytes(work / f"signed-{task:05d}.json", json.dumps(out).encode())
