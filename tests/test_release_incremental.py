@@ -289,6 +289,18 @@ def _small_pes2o_release(tmp_path, seed: int):
     return random.Random(seed), home, tmp_path / "scratch", Store(home), settings
 
 
+def _three_days_released(tmp_path, seed: int, n_days: int):
+    """:func:`_small_pes2o_release` with ``n_days`` dates, the first three written and released."""
+    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, seed)
+    papers: list[str] = []
+    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(n_days)]
+    for k, day in enumerate(days[:3]):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    for v in ("v1", "v2"):
+        write_release(home, v, settings)
+    return rng, home, scratch, store, settings, papers, days
+
+
 def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tmp_path):
     """A release whose state is the old layout (format 2: one Parquet index holding every hash,
     no patch) goes on incrementally, not from scratch; then several new days, each with papers
@@ -298,14 +310,9 @@ def test_pes2o_state_of_format_2_is_read_and_days_after_it_equal_a_full_build(tm
 
     from corpus.release import pes2o_release
 
-    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, 11)
-    papers: list[str] = []
-    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(7)]
-    for k, day in enumerate(days[:3]):
-        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    rng, home, scratch, store, settings, papers, days = _three_days_released(tmp_path, 11, 7)
     for v in ("v1", "v2"):
-        write_release(home, v, settings)
-        write_release(home, v, settings)  # unchanged
+        assert write_release(home, v, settings)["mode"] == "unchanged"
         root = home / ".index" / "pes2o_release" / v
         state = json.loads((root / "state.json").read_text())
         index = pes2o_release._read_index(root, state)
@@ -369,13 +376,7 @@ def test_pes2o_papers_delivered_again_with_the_same_text_link_their_shards_unrea
 
     from corpus.release import pes2o_release
 
-    rng, home, scratch, store, settings = _small_pes2o_release(tmp_path, 5)
-    papers: list[str] = []
-    days = [(dt.date(2021, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(4)]
-    for k, day in enumerate(days[:3]):
-        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
-    for v in ("v1", "v2"):
-        write_release(home, v, settings)
+    _, home, scratch, store, settings, _, days = _three_days_released(tmp_path, 5, 4)
     old = pl.read_parquet(store.partition_dir("pes2o", days[0]) / "part-0.parquet")
     later = {
         i
