@@ -322,7 +322,7 @@ def test_image_build_stage_copies_everything_the_wheel_build_needs():
             copied.update(line.split()[1:-1])
     assert {"pyproject.toml", "setup.py", "corpus"} <= copied
     sources = re.findall(r'"([\w/]+\.c)"', (REPO / "setup.py").read_text())
-    assert sources == ["corpus/_tally.c"]
+    assert sources == ["corpus/_tally.c", "corpus/_prefix.c"]
     for source in sources:
         assert (REPO / source).is_file() and source.split("/")[0] in copied
     dockerignore = (REPO / ".dockerignore").read_text().split()

@@ -778,9 +778,8 @@ def build_task(work: str | Path, task: int) -> dict:
     final = release_dir(plan.home, plan.version)
     staging = Path(plan.staging)
     signed_path = work / f"signed-{task:05d}.json"
-    signed = (
-        json.loads(signed_path.read_text(encoding="utf-8")) if signed_path.exists() else sign_task(work, task)
-    )
+    signed = json.loads(signed_path.read_text(encoding="utf-8")) if signed_path.exists() else None
+    signed = signed or sign_task(work, task)
     files = []
     for f in signed["linked"]:
         for ext in ("jsonl.gz", "parquet"):
@@ -974,22 +973,17 @@ def auto_workers(tasks: int, settings: ReleaseSettings) -> int:
 
 def _run_tasks(plan: Plan, workers: int | None) -> None:
     """Build every task. An incremental run signs its tasks here first (hashing only the new
-    texts): most shards it touches hold the same documents as before and are linked, so the
-    processes are started only when what is left to write is worth their start-up."""
+    texts): most shards it touches hold the same documents as before and are linked, so build
+    processes start only for what is left to write, and only when it is worth their start-up."""
     tasks = list(range(plan.tasks))
     if plan.mode == "incremental":
         signed = [sign_task(plan.work, task) for task in tasks]
-        heavy = [s["task"] for s in signed if s["write"]]
-        if workers is None and sum(s["write_bytes"] for s in signed) < SPAWN_BYTES:
-            heavy = []
-        for task in tasks:
-            if task not in heavy:
-                build_task(plan.work, task)
-        if not heavy:
-            return
-        tasks = heavy
+        small = workers is None and sum(s["write_bytes"] for s in signed) < SPAWN_BYTES
+        tasks = [s["task"] for s in signed if s["write"] and not small]
+        for task in sorted(set(range(plan.tasks)) - set(tasks)):
+            build_task(plan.work, task)
     if workers is None:
-        workers = auto_workers(len(tasks), _settings_from(plan.settings))
+        workers = auto_workers(len(tasks), _settings_from(plan.settings)) if len(tasks) > 1 else 1
     if workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             build_task(plan.work, task)
