@@ -249,6 +249,17 @@ class LocalRunLauncher(dg.DefaultRunLauncher):
         return _ended(pid, start, 10)
 
 
+def _free_and_waiting(info, queued_by: float) -> tuple[int, list]:
+    """A pool's slots not assigned to a step, and its unassigned steps queued before ``queued_by``."""
+    assigned = sum(1 for step in info.pending_steps if step.assigned_timestamp is not None)
+    waiting = [
+        step
+        for step in info.pending_steps
+        if step.assigned_timestamp is None and step.enqueued_timestamp.timestamp() <= queued_by
+    ]
+    return info.slot_count - assigned, waiting
+
+
 def assign_free_pool_slots(
     instance: dg.DagsterInstance, grace_s: float = POOL_WAIT_GRACE_S
 ) -> dict[str, int]:
@@ -273,23 +284,17 @@ def assign_free_pool_slots(
     given: dict[str, int] = {}
     for key in sorted(storage.get_concurrency_keys()):
         info = storage.get_concurrency_info(key)  # read again per pool: it moves while we look
-        assigned = sum(1 for step in info.pending_steps if step.assigned_timestamp is not None)
-        waiting = [
-            step
-            for step in info.pending_steps
-            if step.assigned_timestamp is None and step.enqueued_timestamp.timestamp() <= now - grace_s
-        ]
-        if not waiting or info.slot_count <= assigned:
+        free, waiting = _free_and_waiting(info, now - grace_s)
+        if not waiting or free <= 0:
             continue
         runs = instance.get_runs(RunsFilter(run_ids=sorted({step.run_id for step in waiting})))
         live = {run.run_id for run in runs if not run.is_finished}
-        for run in runs:
-            if run.is_finished:  # Dagster hands slots out in queue order: a dead run's step ahead of
-                storage.free_concurrency_slots_for_run(run.run_id)  # a live one would take its slot
-        if any(step.run_id not in live for step in waiting):
-            info = storage.get_concurrency_info(key)
-            assigned = sum(1 for step in info.pending_steps if step.assigned_timestamp is not None)
-        count = min(info.slot_count - assigned, sum(1 for step in waiting if step.run_id in live))
+        finished = [run.run_id for run in runs if run.is_finished]
+        for run_id in finished:  # Dagster hands slots out in queue order: a dead run's step ahead
+            storage.free_concurrency_slots_for_run(run_id)  # of a live one would take its slot
+        if finished:
+            free, waiting = _free_and_waiting(storage.get_concurrency_info(key), now - grace_s)
+        count = min(free, sum(1 for step in waiting if step.run_id in live))
         for _ in range(count):
             storage.assign_pending_steps([key])  # the first queued step, as Dagster itself would
         if count:
