@@ -728,19 +728,20 @@ def _spilled_texts(work: Path, task: int) -> dict[tuple[str, str], str]:
     return texts
 
 
-def sign_task(work: str | Path, task: int) -> dict:
+def sign_task(work: str | Path, task: int, texts: dict[tuple[str, str], str] | None = None) -> dict:
     """The signature of each shard of one task, from the hashes the index knows and those of
     the texts the plan spilled (no shard of the current release is read): a shard that holds
     the documents of a current one is linked to it, the others are left to
     :func:`build_task`. Writes ``hashes-<task>`` (the commit's patch) and ``signed-<task>``;
-    returns the latter: ``{"linked": [...], "write": [stems], "write_bytes": estimated}``."""
+    returns the latter: ``{"linked": [...], "write": [stems], "write_bytes": estimated}``.
+    ``texts``: the task's spilled texts, when the caller has read them already."""
     work = Path(work)
     plan = Plan.load(work)
     meta = json.loads((work / "meta.json").read_text(encoding="utf-8"))
     tag = meta["tag"].encode()
     by_sig = {s: stem for stem, s in sorted(meta.get("old_signatures", {}).items())}
     keys = pl.read_parquet(work / f"task-{task:05d}.parquet")
-    texts = _spilled_texts(work, task)
+    texts = _spilled_texts(work, task) if texts is None else texts
     new = keys.filter(pl.col("text_hash").is_null() | pl.col("doc_hash").is_null())
     fills = []  # hashes computed here: only of the documents whose text or first day is new
     for source, pid, first_day, created, known in new.select(
@@ -778,8 +779,8 @@ def build_task(work: str | Path, task: int) -> dict:
     final = release_dir(plan.home, plan.version)
     staging = Path(plan.staging)
     signed_path = work / f"signed-{task:05d}.json"
-    signed = json.loads(signed_path.read_text(encoding="utf-8")) if signed_path.exists() else None
-    signed = signed or sign_task(work, task)
+    texts = None if signed_path.exists() else _spilled_texts(work, task)  # read once in a full build
+    signed = sign_task(work, task, texts) if texts is not None else json.loads(signed_path.read_text("utf-8"))
     files = []
     for f in signed["linked"]:
         for ext in ("jsonl.gz", "parquet"):
@@ -788,7 +789,7 @@ def build_task(work: str | Path, task: int) -> dict:
     if signed["write"]:
         stems = {f["stem"]: f["signature"] for f in signed["write"]}
         keys = pl.read_parquet(work / f"task-{task:05d}.parquet").filter(pl.col("stem").is_in(list(stems)))
-        texts = _spilled_texts(work, task)
+        texts = _spilled_texts(work, task) if texts is None else texts
         for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
             if old is None:
                 raise RuntimeError(
