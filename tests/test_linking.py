@@ -400,25 +400,37 @@ def test_gram_order_remembers_sets_that_stay_right_as_it_grows(real):
         assert np.array_equal(got.offsets, want.offsets) and np.array_equal(got.ranks, want.ranks)
 
 
+def _indexed_and_query_titles(real, rng, unarxive: int, keep: int, s2orc: int, near: int):
+    """Distinct real bibliography titles to index, and queries: other real titles and ``near``
+    perturbed copies of indexed ones."""
+    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:unarxive]]
+    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:keep]
+    queries = [normalize_title(x) for x in real["s2orc"][:s2orc]]
+    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), near)]
+    return base, queries
+
+
+def _index_entries(titles: list[str], citers: int, with_ids: bool) -> pl.DataFrame:
+    """Index entries of ``titles`` cited by ``citers`` papers, some with arXiv ids and DOIs."""
+    n = len(titles)
+    return pl.DataFrame(
+        {
+            "entry_id": [f"e{i:05d}" for i in range(n)],
+            "citing_id": [f"2101.{i % citers:05d}" for i in range(n)],
+            "arxiv_id": [f"2203.{i % 50:05d}" if with_ids and i % 7 == 0 else None for i in range(n)],
+            "doi": [f"10.1/x{i % 30}" if with_ids and i % 5 == 0 else None for i in range(n)],
+            "norm_title": titles,
+        }
+    )
+
+
 def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     """Entries in several segments (some killed, then merged) under an order frozen from other
     titles (so many grams are added later): the index finds exactly the exhaustive pairs."""
     from corpus.graph.link_index import TitleIndex
 
-    rng = np.random.default_rng(11)
-    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1500]]
-    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:2500]
-    queries = [normalize_title(x) for x in real["s2orc"][:150]]
-    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), 250)]
-    entries = pl.DataFrame(
-        {
-            "entry_id": [f"e{i:05d}" for i in range(len(base))],
-            "citing_id": [f"2101.{i % 400:05d}" for i in range(len(base))],
-            "arxiv_id": [f"2203.{i % 50:05d}" if i % 7 == 0 else None for i in range(len(base))],
-            "doi": [f"10.1/x{i % 30}" if i % 5 == 0 else None for i in range(len(base))],
-            "norm_title": base,
-        }
-    )
+    base, queries = _indexed_and_query_titles(real, np.random.default_rng(11), 1500, 2500, 150, 250)
+    entries = _index_entries(base, 400, with_ids=True)
     ix = TitleIndex(tmp_path / "index", None, 0.8)
     ix.refreeze([normalize_title(x) for x in real["s2orc"][150:400]])
     index = ix.entries
@@ -496,20 +508,8 @@ def test_prefix_join_loop_passes_the_pairs_the_numpy_bounds_pass(real, tmp_path,
 
     from corpus.graph.link_index import QueryPlan, TitleIndex
 
-    rng = np.random.default_rng(5)
-    base = [normalize_title(x) for x in real["tei"] + real["unarxive"][:1200]]
-    base = [x for x in dict.fromkeys(base) if len(x) >= 3][:2000]
-    queries = [normalize_title(x) for x in real["s2orc"][:200]]
-    queries += [normalize_title(_perturb(base[int(i)], rng)) for i in rng.integers(0, len(base), 300)]
-    entries = pl.DataFrame(
-        {
-            "entry_id": [f"e{i:05d}" for i in range(len(base))],
-            "citing_id": [f"2101.{i % 300:05d}" for i in range(len(base))],
-            "arxiv_id": [None] * len(base),
-            "doi": [None] * len(base),
-            "norm_title": base,
-        }
-    )
+    base, queries = _indexed_and_query_titles(real, np.random.default_rng(5), 1200, 2000, 200, 300)
+    entries = _index_entries(base, 300, with_ids=False)
     ix = TitleIndex(tmp_path / "index", None, t)
     ix.refreeze(base[::2])
     ix.entries.add(entries)
