@@ -422,7 +422,7 @@ def _patched_rows(
         again = decided.filter(pl.col("id").is_in(redo.implode()))
         mine = links.filter(pl.col("citing_id").is_in(redo.implode()))
         old = pl.concat([old, _with_codes(day_edges(store, day, again, mine), nodes)])
-    return old.sort("citing_id", "cited_id"), hashes
+    return old, hashes  # sorted as _write_day writes it
 
 
 def _write_day(store: Store, day: str, run: str, edges: pl.DataFrame, hashes: pl.DataFrame) -> None:
