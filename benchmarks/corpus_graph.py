@@ -17,7 +17,11 @@ beyond the noise (issue V).
 days 1..D linked (hard links; a daily partition depends on its own day only), a fresh Dagster
 instance, then day D + 1 linked in for the new-day run. ``--code A B`` runs the cross-day job
 of other checkouts (e.g. a ``git archive`` of the commit before a change) on the same stores,
-interleaved, so that the load of the shared machine weighs on each alike.
+interleaved, so that the load of the shared machine weighs on each alike. ``--new-day-repeats N``
+(with ``--keep``) runs the new day N times on the same bytes: the cross-day state (every
+non-daily folder of the store and the Dagster home) is copied after the nothing-new run and put
+back before each new-day run, so before/after figures compare runs on one state, not stores
+that differ by chance (the spread of the N runs is the noise to report).
 
 Days are arXiv's size by default: 1,000 records (arXiv announces 1,000-1,500 a day; the issue's
 citation_links benchmark is at the same scale, 100k papers over 100 days), 15 % of them
@@ -107,8 +111,50 @@ def link_days(source: Path, target: Path, days: list[str]) -> None:
                 shutil.copytree(part, target / asset.name / part.name, copy_function=os.link)
 
 
-def measure(days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[Path]) -> dict[Path, dict]:
-    """The three runs (full, nothing new, new day) at ``days`` for each checkout in ``codes``."""
+def _cross_day(root: Path, keep: Path) -> list[Path]:
+    """What the cross-day job writes: the Dagster home and the store's folders and files but the
+    daily assets' (the kept store's folders holding only daily partitions, linked from it)."""
+
+    def daily(p: Path) -> bool:
+        return (keep / "data" / p.name).is_dir() and all(c.name.startswith("date=") for c in p.iterdir())
+
+    return [*(p for p in (root / "data").iterdir() if not (p.is_dir() and daily(p))), root / "dagster_home"]
+
+
+def save_state(root: Path, keep: Path, snap: Path) -> None:
+    for path in _cross_day(root, keep):
+        target = snap / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, target, symlinks=True)
+        else:
+            shutil.copy2(path, target)
+
+
+def restore_state(root: Path, keep: Path, snap: Path, new_day: str) -> None:
+    """``root`` as :func:`save_state` found it: its cross-day state copied back, the new day's
+    daily partitions unlinked."""
+    for path in _cross_day(root, keep):
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    for saved in [*(snap / "data").iterdir(), snap / "dagster_home"]:
+        target = root / saved.relative_to(snap)
+        if saved.is_dir():
+            shutil.copytree(saved, target, symlinks=True)
+        else:
+            shutil.copy2(saved, target)
+    for asset in (root / "data").iterdir():
+        if (asset / f"date={new_day}").is_dir():
+            shutil.rmtree(asset / f"date={new_day}")
+
+
+def measure(
+    days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[Path], new_day_repeats: int = 1
+) -> dict[Path, dict]:
+    """The three runs (full, nothing new, new day) at ``days`` for each checkout in ``codes``;
+    ``new``: the first new-day run, ``new_runs``: all ``new_day_repeats`` of them."""
     names = [(START + dt.timedelta(days=i)).isoformat() for i in range(days + 1)]
     out: dict[Path, dict] = {}
     for code in codes:
@@ -123,13 +169,22 @@ def measure(days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[P
         cutoff = (START + dt.timedelta(days=days + 1)).isoformat()  # every day read by the releases
         full = graph_job(root, landing, code, cutoff)
         idle = graph_job(root, landing, code, cutoff)
-        if keep is None:
-            backfill(landing, names[-1], names[-1], root)
-        else:
-            link_days(keep / "data", root / "data", names[-1:])
-        new = graph_job(root, landing, code, cutoff)
-        out[code] = {"full": full, "idle": idle, "new": new}
+        snap = tmp / f"snap-d{days}-{len(out)}"
+        if new_day_repeats > 1:
+            assert keep is not None  # main() refuses repeats without --keep
+            save_state(root, keep, snap)
+        runs = []
+        for rep in range(new_day_repeats):
+            if rep:
+                restore_state(root, keep, snap, names[-1])  # type: ignore[arg-type]
+            if keep is None:
+                backfill(landing, names[-1], names[-1], root)
+            else:
+                link_days(keep / "data", root / "data", names[-1:])
+            runs.append(graph_job(root, landing, code, cutoff))
+        out[code] = {"full": full, "idle": idle, "new": runs[0], "new_runs": runs}
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(snap, ignore_errors=True)
     return out
 
 
@@ -141,7 +196,12 @@ def main() -> None:
     parser.add_argument("--code", type=Path, nargs="+", default=[REPO], help="checkouts to compare")
     parser.add_argument("--landing-days", type=int, help="days generated in --keep (default: max D + 1)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--new-day-repeats", type=int, default=1, help="new-day runs on one saved state (--keep)"
+    )
     args = parser.parse_args()
+    if args.new_day_repeats > 1 and args.keep is None:
+        parser.error("--new-day-repeats needs --keep (the state is put back around the kept daily store)")
     codes = [c.resolve() for c in args.code]
     keep = args.keep.resolve() if args.keep else None
     if keep is not None:
@@ -150,7 +210,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for days in args.days:
             for rep in range(args.repeats):
-                runs = measure(days, args.records_per_day, Path(tmp), keep, codes)
+                runs = measure(days, args.records_per_day, Path(tmp), keep, codes, args.new_day_repeats)
                 for i, (code, r) in enumerate(runs.items()):
                     full, idle, inc = r["full"], r["idle"], r["new"]
                     share = inc["cpu_s"] / full["cpu_s"]
@@ -172,6 +232,17 @@ def main() -> None:
                             f"{tag}d{days}{rep_tag}_peak_mb": round(max(full["peak_mb"], inc["peak_mb"]), 1),
                         }
                     )
+                    if len(r["new_runs"]) > 1:
+                        cpu = sorted(x["cpu_s"] for x in r["new_runs"])
+                        print(f"{label}{days} days: {len(cpu)} new-day runs on one state: "
+                              f"{', '.join(f'{c:.2f}' for c in cpu)} CPU s", flush=True)  # fmt: skip
+                        figures.update(
+                            {
+                                f"{tag}d{days}{rep_tag}_new_day_cpu_s_min": round(cpu[0], 2),
+                                f"{tag}d{days}{rep_tag}_new_day_cpu_s_median": round(cpu[len(cpu) // 2], 2),
+                                f"{tag}d{days}{rep_tag}_new_day_cpu_s_max": round(cpu[-1], 2),
+                            }
+                        )
     result(**figures)
 
 
