@@ -215,14 +215,22 @@ def release_audit(home: str | Path, out_dir: str | Path | None = None, examples:
         try:
             if state is None:
                 raise _Stale("no release state")
-            chosen = cs.read(root / state["cand"], CAND_SCHEMA).filter(pl.col("chosen"))
+            # the narrow columns only: the lines' sizes and markers, not their numbers and digests
+            chosen = (
+                cs.scan(root / state["cand"], CAND_SCHEMA)
+                .filter(pl.col("chosen"))
+                .select("split", *_KEYS, "length", (pl.col("lengths").bin.size() // 4).alias("_n"), "markers")
+                .collect()
+            )
             offsets = _offsets(chosen, out)
         except (_Stale, OSError, KeyError, pl.exceptions.PolarsError):
             return cw.audit_release(out, examples)
-        order = {s: i for i, s in enumerate(cw.SPLIT_NAMES)}
-        rows = chosen.sort(pl.col("split").replace_strict(order, return_dtype=pl.Int64), *_KEYS)
         per_split = {s: 0 for s in cw.SPLIT_NAMES}
-        per_split.update(rows.group_by("split").agg((pl.col("lengths").bin.size() // 4).sum()).iter_rows())
+        per_split.update(chosen.group_by("split").agg(pl.col("_n").sum()).iter_rows())
+        # only lines with a marker are flagged: they alone are sorted into release order
+        order = {s: i for i, s in enumerate(cw.SPLIT_NAMES)}
+        rows = chosen.filter(pl.col("markers").is_not_null())
+        rows = rows.sort(pl.col("split").replace_strict(order, return_dtype=pl.Int64), *_KEYS)
         flagged = (
             rows.select("split", *_KEYS, "length", pl.col("markers").str.json_decode(pl.List(pl.Utf8)))
             .with_row_index("_line")
