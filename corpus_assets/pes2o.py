@@ -1,9 +1,16 @@
 """Release assets: peS2o signals and verdicts per day, and the v1 / v2 releases."""
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
 from pydantic import Field
 
-from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
+from corpus.release.settings import (
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_CUTOFF,
+    DEFAULT_MAX_SHARD_BYTES,
+    DEFAULT_MIN_CHUNK_BYTES,
+)
 from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
 from corpus_assets.common import asset_path, count_table, md_code, report_day, rows_table, svg_plot
@@ -11,6 +18,9 @@ from corpus_assets.deployment import paper_workers
 from corpus_assets.freshness import read_mark, read_through_tags
 from corpus_assets.partitions import daily_asset, partition_dates
 from resources.store import CorpusStore
+
+if TYPE_CHECKING:
+    from corpus.release.pes2o_release import ReleaseSettings
 
 
 @daily_asset(
@@ -62,21 +72,42 @@ MAX_FILE_ROWS = 100  # shards listed in the run's metadata
 class Pes2oReleaseConfig(dg.Config):
     """Release settings: the knowledge cutoff (only days up to it are read; valid = the month
     before the cutoff's month, up to the cutoff; train before; later documents are left out),
-    the shard bound and the build processes."""
+    the shard bound, the chunk size and the build processes."""
 
     cutoff: str = DEFAULT_CUTOFF
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
+    chunk_bytes: int = Field(
+        default=DEFAULT_CHUNK_BYTES,
+        ge=4096,
+        description=(
+            "Largest chunk a stream is cut into (bytes of JSON lines; chunks are ~1/256 of a stream "
+            "up to this). A paper whose text changes rewrites its chunk's shard: with a cutoff that "
+            "moves every day, a smaller value makes each revision cheaper, in more files. Changing "
+            "it rebuilds the release in full."
+        ),
+    )
     workers: int = Field(
         default=0, ge=0, description="Build processes; 0: one per CPU when there are several tasks."
     )
+
+    def settings(self) -> "ReleaseSettings":
+        """The library's settings (imported when a run needs them: the definitions load without polars)."""
+        from corpus.release.pes2o_release import ReleaseSettings
+
+        return ReleaseSettings(
+            cutoff=self.cutoff,
+            max_shard_bytes=self.max_shard_bytes,
+            chunk_bytes=self.chunk_bytes,
+            min_chunk_bytes=min(DEFAULT_MIN_CHUNK_BYTES, self.chunk_bytes),
+        )
 
 
 def _release(
     context: dg.AssetExecutionContext, config: Pes2oReleaseConfig, corpus: CorpusStore, version: str
 ) -> dg.MaterializeResult:
-    from corpus.release.pes2o_release import ReleaseSettings, funnel_svg, release_dir, write_release
+    from corpus.release.pes2o_release import funnel_svg, release_dir, write_release
 
-    settings = ReleaseSettings(cutoff=config.cutoff, max_shard_bytes=config.max_shard_bytes)
+    settings = config.settings()
     mark = read_mark(context.instance)  # before reading: what is above it is checked again
     summary = write_release(corpus.home, version, settings, workers=config.workers or None)
     root = release_dir(corpus.home, version)

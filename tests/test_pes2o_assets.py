@@ -137,6 +137,33 @@ def test_runs_succeed_and_metadata(built):
     assert first["days_changed"].value == 1 and first["shards_reused"].value >= 1
 
 
+def test_the_chunk_size_is_a_release_setting(built, tmp_path, shared_landing):
+    """``chunk_bytes`` goes from the asset's config to the release (its manifest records it, so a
+    change rebuilds in full: the same bytes as the library's build with that setting); the
+    smallest chunk follows it down; the default is the library's."""
+    assert pes2o_assets.Pes2oReleaseConfig().settings() == ReleaseSettings()
+    small = pes2o_assets.Pes2oReleaseConfig(cutoff=CUTOFF, chunk_bytes=64 * 1024).settings()
+    assert (small.chunk_bytes, small.min_chunk_bytes) == (64 * 1024, 64 * 1024)
+    with pytest.raises(Exception, match="chunk_bytes"):
+        pes2o_assets.Pes2oReleaseConfig(chunk_bytes=100)
+    home = tmp_path / "data"
+    shutil.copytree(built["home"] / "pes2o", home / "pes2o")
+    store = CorpusStore(home=str(home), landing=str(shared_landing))
+    config = {**QUIET, "ops": {"pes2o_v1": {"config": {"cutoff": CUTOFF, "chunk_bytes": 64 * 1024}}}}
+    with dg.instance_for_test() as instance:
+        v1 = [a for a in RELEASES if dg.AssetKey("pes2o_v1") in a.keys]
+        res = dg.materialize(
+            v1, resources={**defs.resources, "corpus": store}, instance=instance, run_config=config
+        )
+    assert res.success
+    manifest = json.loads((release_dir(home, "v1") / "manifest.json").read_text())
+    assert manifest["settings"]["chunk_bytes"] == manifest["settings"]["min_chunk_bytes"] == 64 * 1024
+    full = tmp_path / "full"
+    shutil.copytree(built["home"] / "pes2o", full / "pes2o")
+    write_release(full, "v1", small)
+    assert _tree(release_dir(home, "v1")) == _tree(release_dir(full, "v1"))
+
+
 def test_incremental_equals_a_full_build(built):
     """The third day added to a release of two gives the bytes a build from scratch gives."""
     assert built["trees"] == built["full_trees"]

@@ -51,7 +51,12 @@ from corpus.release import pes2o
 from corpus.release.dataset_card import write_card
 from corpus.release.pes2o_card import DOC_FIELDS, SPLITS, funnel_rows, funnel_svg, pes2o_card
 from corpus.release.pes2o_table import ASSET, PES2O_SCHEMA, RULES, SOURCES, timestamp
-from corpus.release.settings import DEFAULT_CUTOFF, DEFAULT_MAX_SHARD_BYTES
+from corpus.release.settings import (
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_CUTOFF,
+    DEFAULT_MAX_SHARD_BYTES,
+    DEFAULT_MIN_CHUNK_BYTES,
+)
 from corpus.release.state import (
     day_fingerprints,
     file_sha256,
@@ -101,8 +106,6 @@ FORMAT = 2  # of manifest.json: a release of another format is rebuilt in full
 # state of format 2 (one index holding every hash) is read as one without a patch.
 STATE_FORMAT = 3
 _STATE_FORMATS = (STATE_FORMAT, 2)
-DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024  # largest expected chunk (all of arXiv: ~5,000 per stream)
-DEFAULT_MIN_CHUNK_BYTES = 256 * 1024  # smallest expected chunk (a small release: ~256 chunks per stream)
 CHUNKS_PER_STREAM = 256  # chunk target = stream bytes / this, as a power of two within the bounds
 WORD_BYTES = 6  # estimated bytes per whitespace word of text (chunk and shard sizing only)
 LINE_OVERHEAD = 96  # estimated bytes of a JSON line besides its text
