@@ -21,7 +21,9 @@ interleaved, so that the load of the shared machine weighs on each alike. ``--ne
 (with ``--keep``) runs the new day N times on the same bytes: the cross-day state (every
 non-daily folder of the store and the Dagster home) is copied after the nothing-new run and put
 back before each new-day run, so before/after figures compare runs on one state, not stores
-that differ by chance (the spread of the N runs is the noise to report).
+that differ by chance (the spread of the N runs is the noise to report). Each D's new day is
+another day of the generator, with its own size: the run also reports the day's papers and its
+CPU per paper above the nothing-new run.
 
 Days are arXiv's size by default: 1,000 records (arXiv announces 1,000-1,500 a day; the issue's
 citation_links benchmark is at the same scale, 100k papers over 100 days), 15 % of them
@@ -150,6 +152,16 @@ def restore_state(root: Path, keep: Path, snap: Path, new_day: str) -> None:
             shutil.rmtree(asset / f"date={new_day}")
 
 
+def day_papers(root: Path, day: str) -> int:
+    """Papers the new day delivers. The generator's days differ in size (days 17 / 65 / 129 / 257
+    of the 1,000-a-day store: 1,233 / 933 / 919 / 1,195), so a new day's cost is also given per
+    paper above the nothing-new run, which compares stores of different D."""
+    import polars as pl
+
+    files = sorted((root / "data" / "papers" / f"date={day}").glob("*.parquet"))
+    return int(pl.scan_parquet(files).select(pl.len()).collect().item()) if files else 0
+
+
 def measure(
     days: int, per_day: int, tmp: Path, keep: Path | None, codes: list[Path], new_day_repeats: int = 1
 ) -> dict[Path, dict]:
@@ -182,7 +194,13 @@ def measure(
             else:
                 link_days(keep / "data", root / "data", names[-1:])
             runs.append(graph_job(root, landing, code, cutoff))
-        out[code] = {"full": full, "idle": idle, "new": runs[0], "new_runs": runs}
+        out[code] = {
+            "full": full,
+            "idle": idle,
+            "new": runs[0],
+            "new_runs": runs,
+            "papers": day_papers(root, names[-1]),
+        }
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(snap, ignore_errors=True)
     return out
@@ -232,8 +250,13 @@ def main() -> None:
                             f"{tag}d{days}{rep_tag}_peak_mb": round(max(full["peak_mb"], inc["peak_mb"]), 1),
                         }
                     )
+                    cpu = sorted(x["cpu_s"] for x in r["new_runs"])
+                    above = (cpu[len(cpu) // 2] - idle["cpu_s"]) / max(r["papers"], 1)
+                    print(f"{label}{days} days: the new day has {r['papers']} papers, "
+                          f"{1000 * above:.1f} ms a paper above the nothing-new run", flush=True)  # fmt: skip
+                    figures[f"{tag}d{days}{rep_tag}_new_day_papers"] = r["papers"]
+                    figures[f"{tag}d{days}{rep_tag}_new_day_ms_per_paper"] = round(1000 * above, 2)
                     if len(r["new_runs"]) > 1:
-                        cpu = sorted(x["cpu_s"] for x in r["new_runs"])
                         print(f"{label}{days} days: {len(cpu)} new-day runs on one state: "
                               f"{', '.join(f'{c:.2f}' for c in cpu)} CPU s", flush=True)  # fmt: skip
                         figures.update(
