@@ -323,6 +323,22 @@ def test_d_the_celery_profile_runs_a_days_steps_on_a_celery_worker(stack):
     note("d", run_id=run_id, celery_steps=len(events), celery_hosts=sorted(hosts), rows=rows)
 
 
+def test_g_the_image_ships_the_package_data_and_extensions(stack):
+    """The installed package (a wheel built in the image) holds what the code loads besides its
+    modules: the saved journal table, made from the lists it ships (else every process would
+    build it again, 0.3 s), and the two C extensions."""
+    check = (
+        "import corpus._prefix, corpus._tally; from corpus.papers import journals; "
+        "t = journals.read_table_file(); "
+        "assert t is not None and t['sources'] == journals.sources_digest(), 'stale or missing table'; "
+        "print(len(t['canon']), journals.TABLE_FILE)"
+    )
+    done = stack.dc("exec", "-T", "daemon", "python", "-c", check, timeout=120)
+    keys, path = done.stdout.split()
+    assert int(keys) > 10_000 and "site-packages" in path, done.stdout
+    note("g", table_keys=int(keys), table_file=path)
+
+
 def test_z_finished_runs_leave_no_containers(stack):
     """The cleanup sensor removes every run and worker container of finished runs (1 min grace)."""
     deadline = time.monotonic() + 240
