@@ -76,15 +76,14 @@ def empty(schema: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
-def read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
-    frame = pl.read_ipc(path, memory_map=False) if path.suffix == ".arrow" else pl.read_parquet(path)
-    return frame.cast(schema)  # type: ignore[arg-type]
-
-
 def scan(path: Path, schema: dict[str, Any]) -> pl.LazyFrame:
-    """:func:`read` as a lazy frame: a query of a few columns reads only those."""
+    """A state table (Arrow IPC or Parquet) as a lazy frame: a query of a few columns reads only those."""
     frame = pl.scan_ipc(path, memory_map=False) if path.suffix == ".arrow" else pl.scan_parquet(path)
     return frame.cast(schema)  # type: ignore[arg-type]
+
+
+def read(path: Path, schema: dict[str, Any]) -> pl.DataFrame:
+    return scan(path, schema).collect()
 
 
 def write(frame: pl.DataFrame, path: Path) -> None:

@@ -10,7 +10,7 @@ CANDIDATES = "citeworth_candidates"  # CiteWorth: every paper of a day, candidat
 # peS2o: the card's v1/v2 knowledge cutoff (train < 2022-12-01, valid up to 2023-01-03)
 DEFAULT_CUTOFF = "2023-01-03"
 DEFAULT_MAX_SHARD_BYTES = 128 * 1024 * 1024  # peS2o: JSON lines before gzip, per shard
-DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024  # peS2o: largest expected chunk (all of arXiv: ~5,000 per stream)
-DEFAULT_MIN_CHUNK_BYTES = (
-    256 * 1024
-)  # peS2o: smallest expected chunk (a small release: ~256 chunks per stream)
+# peS2o chunks: the largest expected (all of arXiv: ~5,000 per stream) and the smallest (a small
+# release: ~256 chunks per stream)
+DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024
+DEFAULT_MIN_CHUNK_BYTES = 256 * 1024
