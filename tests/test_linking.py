@@ -500,6 +500,59 @@ def _numpy_candidates(seg, plan) -> set[int]:
     return set((q[keep] * np.int64(seg.n) + r[keep]).tolist())
 
 
+@pytest.mark.parametrize("t, eps", [(0.5, 0.0), (0.8, 0.0), (2 / 3, 0.0), (0.8, 1e-9)])
+def test_prefix_join_loop_keeps_the_bounds_at_their_edges(t, eps):
+    """corpus._prefix turns each bound into an integer once per set size: the pairs it keeps are
+    those the double-precision tests keep, also where ``need`` or ``2 need`` is an exact integer
+    (``eps`` 0, ``t`` 0.5: need = (2 min + max) / 5, its ties) and where a range's keys are unsorted."""
+    from corpus._prefix import candidates
+
+    rng = np.random.default_rng(23)
+    n_items, n_post, mask, n_q = 300, 6000, 255, 3
+    # items' signatures are a query's with 0-3 bits flipped: many postings sit near both bounds
+    q0, q1 = (rng.integers(0, 2**63, n_q, dtype=np.int64).astype(np.uint64) for _ in range(2))
+
+    def flipped(words: np.ndarray) -> np.ndarray:
+        bits = np.uint64(1) << rng.integers(0, 64, (len(words), 3)).astype(np.uint64)
+        return words ^ np.bitwise_xor.reduce(bits * rng.integers(0, 2, bits.shape).astype(np.uint64), axis=1)
+
+    near = rng.integers(0, n_q, n_items)
+    sig = np.stack([flipped(q0[near]), flipped(q1[near])], axis=1).reshape(-1)
+    sizes = rng.integers(15, 31, n_items)  # close sizes: the size bound leaves many to the others
+    post_row = rng.integers(0, n_items, n_post).astype(np.int32)
+    post_key = ((rng.integers(0, 50, n_post) << 8) | sizes[post_row]).astype(np.int64)
+    post_key[: n_post // 2] = np.sort(post_key[: n_post // 2])  # the first half sorted, as an index's
+    post_sig = sig.reshape(-1, 2)[post_row, 0].copy()
+    q_size = rng.integers(15, 31, n_q)
+    lo = np.sort(rng.integers(0, n_post, 400))
+    hi = np.minimum(lo + rng.integers(0, 200, 400), n_post)
+    q_of = rng.integers(0, n_q, 400)
+    got = np.frombuffer(
+        candidates(post_key, post_sig, post_row, sig, lo, hi, q_of, q_size, q0, q1, t, eps, mask, n_items),
+        dtype=np.int64,
+    ).tolist()
+
+    def popcount(v: int) -> int:
+        return bin(v).count("1")
+
+    want, s, ties = [], sig.reshape(-1, 2).tolist(), 0
+    for a, b, q in zip(lo.tolist(), hi.tolist(), q_of.tolist(), strict=True):
+        x, s0, s1 = int(q_size[q]), int(q0[q]), int(q1[q])
+        for j in range(a, b):
+            y, r = int(post_key[j]) & mask, int(post_row[j])
+            need = t * float(2 * min(x, y) + max(x, y)) / (2.0 + t) - eps
+            ties += need.is_integer() or (2 * need).is_integer()
+            if not float(x + y - popcount(s0 ^ int(post_sig[j]))) > 2 * need:
+                continue
+            e0, e1 = s[r]
+            ub_q = x - popcount(s0 & ~e0) - popcount(s1 & ~e1)
+            ub_e = y - popcount(e0 & ~s0) - popcount(e1 & ~s1)
+            if float(min(ub_q, ub_e)) > need:
+                want.append(q * n_items + r)
+    assert got == want and 100 < len(want) < sum((hi - lo).tolist()) / 2
+    assert ties > 100 or (t, eps) != (0.5, 0.0)  # the tests compared at equality
+
+
 @pytest.mark.parametrize("t", [0.5, 0.8, 0.95])
 def test_prefix_join_loop_passes_the_pairs_the_numpy_bounds_pass(real, tmp_path, t):
     """corpus._prefix (C) keeps exactly the postings the numpy bounds keep, on real titles and
