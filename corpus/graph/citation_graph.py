@@ -210,15 +210,23 @@ def _own(stamps: dict | None) -> dict | None:
 
 def _named(store: Store, days: list[str], latest: pl.DataFrame) -> pl.DataFrame:
     parts = []
+    decided_by = _decided_by_day(latest, days)
     for day in days:
         path = store.partition_dir(FULLTEXT_IDS, day) / "part-0.parquet"
-        if not path.exists():
+        if not path.exists() or day not in decided_by:
             continue
         rows = scan_days([path], {"citing_id": pl.String, "cited_id": pl.String}).collect()
-        decided = latest.filter(pl.col("day") == day).select(pl.col("id").alias("citing_id"))
+        decided = decided_by[day].select(pl.col("id").alias("citing_id"))
         rows = rows.join(decided, on="citing_id", how="semi").select(pl.lit(day).alias("day"), "cited_id")
         parts.append(rows.unique())
     return pl.concat(parts).cast(_NAMED) if parts else pl.DataFrame(schema=_NAMED)
+
+
+def _decided_by_day(latest: pl.DataFrame, days: list[str]) -> dict[str, pl.DataFrame]:
+    """The deciding rows of each of ``days`` that has any, split in one pass (a filter per day
+    would read every paper's row for each)."""
+    rows = latest.filter(pl.col("day").is_in(pl.Series(days, dtype=pl.String).implode()))
+    return {key[0]: part for key, part in rows.partition_by("day", as_dict=True).items()}
 
 
 def read_plan(home: str | Path) -> dict:
@@ -306,15 +314,21 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     nodes = _NodeTable.load(sdir, plan["tables"]["nodes"])
     is_node = _is_node(nodes)
     moved = pl.read_ipc(sdir / plan["tables"]["moved"])["id"] if "moved" in plan["tables"] else None
+    naming: set[str] = set()  # the days whose full text names a paper that came or went
+    if moved is not None and len(moved):
+        named = pl.read_ipc(sdir / plan["tables"]["named"], memory_map=False).cast(_NAMED)
+        naming = set(named.filter(pl.col("cited_id").is_in(moved.implode()))["day"])
     full = set(plan["full_days"])
     days = plan["days"][part::parts]
     (sdir / "days").mkdir(parents=True, exist_ok=True)
+    decided_by = _decided_by_day(latest, days)
     for day in days:
-        decided = latest.filter(pl.col("day") == day)
+        decided = decided_by.get(day, latest.clear())
         if day in full or day not in stored or moved is None:
             rows = _built_rows(store, day, decided, nodes)
         else:
-            rows = _patched_rows(store, day, decided, nodes, is_node, stored[day], moved)
+            names = moved if day in naming else None
+            rows = _patched_rows(store, day, decided, nodes, is_node, stored[day], names)
         _write_day(store, day, plan["run"], *rows)
     return len(days)
 
@@ -388,11 +402,13 @@ def _patched_rows(
     nodes: _NodeTable,
     is_node: np.ndarray,
     old_run: str,
-    moved: pl.Series,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+    moved: pl.Series | None,
+) -> tuple[pl.DataFrame, pl.DataFrame, bool]:
     """A day whose own inputs did not change, from its stored rows: those of the papers it still
     decides, between nodes, are kept; the papers whose link rows (by hash) changed or whose full
-    text names a paper that became or stopped being a node are built again."""
+    text names a paper that became or stopped being a node (one of ``moved``: None when the
+    plan's table of named ids says it names none) are built again. The rows are still sorted
+    (the last item says so) when none was built again."""
     links = _day_links(store, day, decided)
     hashes = _link_hashes(links)
     old_hashes = pl.read_ipc(_day_file(store, day, old_run, "links.arrow"), memory_map=False)
@@ -403,7 +419,7 @@ def _patched_rows(
         ]
     )
     ft = store.partition_dir(FULLTEXT_IDS, day) / "part-0.parquet"
-    if ft.exists() and len(moved):
+    if ft.exists() and moved is not None and len(moved):
         names = scan_days([ft], {"citing_id": pl.String, "cited_id": pl.String}).filter(
             pl.col("cited_id").is_in(moved.implode())
         )
@@ -422,12 +438,15 @@ def _patched_rows(
         again = decided.filter(pl.col("id").is_in(redo.implode()))
         mine = links.filter(pl.col("citing_id").is_in(redo.implode()))
         old = pl.concat([old, _with_codes(day_edges(store, day, again, mine), nodes)])
-    return old, hashes  # sorted as _write_day writes it
+    return old, hashes, not len(redo)
 
 
-def _write_day(store: Store, day: str, run: str, edges: pl.DataFrame, hashes: pl.DataFrame) -> None:
-    """The run's files of a day (published by :func:`finish_graph`)."""
-    edges = edges.sort("citing_id", "cited_id")
+def _write_day(
+    store: Store, day: str, run: str, edges: pl.DataFrame, hashes: pl.DataFrame, ordered: bool = False
+) -> None:
+    """The run's files of a day (published by :func:`finish_graph`); ``ordered``: the edges are
+    sorted by (citing_id, cited_id) already."""
+    edges = edges if ordered else edges.sort("citing_id", "cited_id")
     with atomic_path(_day_file(store, day, run, "parquet")) as tmp:
         edges.select(list(EDGE_SCHEMA)).write_parquet(tmp, compression="zstd", statistics=True)
     codes = edges.select("_s", "_d", "_v").to_numpy().astype(np.int32).reshape(-1, 3)
