@@ -49,7 +49,8 @@ static inline int64_t above(double v) {
 
 /* The hot loop. On x86-64 Linux it is compiled twice, with and without the POPCNT instruction,
  * and the loader picks the one the CPU runs (without it a popcount is a dozen instructions). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__GNUC__) && \
+    (!defined(__clang__) || __clang_major__ >= 14) /* clang has target_clones since 14 */
 __attribute__((target_clones("popcnt", "default")))
 #endif
 static int scan(const int64_t *key, const uint64_t *post_sig, const int32_t *post_row, const uint64_t *sig,
