@@ -191,6 +191,9 @@ def plan_graph(home: str | Path) -> dict:
     tables = {"deliveries": delivered, "latest": latest, "named": named}
     if plan["mode"] == "incremental":
         tables["moved"] = moved  # papers that became or stopped being nodes
+        # the planned days whose full text names one of them: the only ones a patch reads it for
+        naming = named.filter(pl.col("cited_id").is_in(moved["id"].implode()))["day"]
+        plan["naming"] = sorted(set(naming) & set(days))
     else:
         plan["full_days"] = days
     for key, frame in tables.items():
@@ -314,10 +317,7 @@ def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
     nodes = _NodeTable.load(sdir, plan["tables"]["nodes"])
     is_node = _is_node(nodes)
     moved = pl.read_ipc(sdir / plan["tables"]["moved"])["id"] if "moved" in plan["tables"] else None
-    naming: set[str] = set()  # the days whose full text names a paper that came or went
-    if moved is not None and len(moved):
-        named = pl.read_ipc(sdir / plan["tables"]["named"], memory_map=False).cast(_NAMED)
-        naming = set(named.filter(pl.col("cited_id").is_in(moved.implode()))["day"])
+    naming = set(plan.get("naming", plan["days"]))  # a plan written before the list: every day
     full = set(plan["full_days"])
     days = plan["days"][part::parts]
     (sdir / "days").mkdir(parents=True, exist_ok=True)
@@ -407,7 +407,7 @@ def _patched_rows(
     """A day whose own inputs did not change, from its stored rows: those of the papers it still
     decides, between nodes, are kept; the papers whose link rows (by hash) changed or whose full
     text names a paper that became or stopped being a node (one of ``moved``: None when the
-    plan's table of named ids says it names none) are built again. The rows are still sorted
+    plan's ``naming`` days leave it out) are built again. The rows are still sorted
     (the last item says so) when none was built again."""
     links = _day_links(store, day, decided)
     hashes = _link_hashes(links)
