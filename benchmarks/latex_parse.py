@@ -24,7 +24,8 @@ from pathlib import Path
 from _common import SHARED, peak_mb, result
 
 from corpus.ingest.eprint import assemble_source, find_main_tex
-from corpus.parse.latex import _pylatexenc, parse_eprint, parse_latex
+from corpus.parse.latex import parse_eprint, parse_latex
+from corpus.parse.latex.text import _pylatexenc
 
 DEFAULTS = [
     SHARED / "data/latex_sources/s2orc-doc2json/1911.02782.gz",

@@ -165,10 +165,10 @@ def main() -> None:
         print(f"(a) full backfill: {full['cpu_s']:.1f} CPU s, {full['wall_s']:.0f} s wall, "
               f"{full['peak_mb']:.0f} MB peak; LaTeX-dependent steps' share {100 * latex_share:.1f} %", flush=True)  # fmt: skip
         cases = {
-            "b": project_copy(root, "code_b", [("parse/latex.py", "PARSER_VERSION", 1)], CHANGE_EVERY_PAPER),
-            "c": project_copy(root, "code_c", [("parse/latex.py", "PARSER_VERSION", 2)], CHANGE_EVERY_PAPER),
+            "b": project_copy(root, "code_b", [("parse/latex/parser.py", "PARSER_VERSION", 1)], CHANGE_EVERY_PAPER),
+            "c": project_copy(root, "code_c", [("parse/latex/parser.py", "PARSER_VERSION", 2)], CHANGE_EVERY_PAPER),
             "d": project_copy(
-                root, "code_d", [("parse/latex.py", "PARSER_VERSION", 2), ("papers/bibliography.py", "BIB_ENTRIES_VERSION", 1)],
+                root, "code_d", [("parse/latex/parser.py", "PARSER_VERSION", 2), ("papers/bibliography.py", "BIB_ENTRIES_VERSION", 1)],
                 CHANGE_EVERY_PAPER,
             ),
         }  # fmt: skip

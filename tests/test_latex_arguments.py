@@ -1,6 +1,6 @@
 """Arguments of commands that print no text do not leak as words (issue 34, B): lengths,
 counters, colours, labels, links, boxes, tikz options, conditionals. What each command's
-arguments are (text or not) comes from one table, :data:`corpus.parse.latex_commands.ARGUMENTS`."""
+arguments are (text or not) comes from one table, :data:`corpus.parse.latex.commands.ARGUMENTS`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from conftest import DATA
 
 from corpus.ingest.eprint import LatexSource, assemble_source, find_main_tex
 from corpus.parse.latex import latex_to_text, parse_latex
-from corpus.parse.latex_commands import ARGUMENTS
+from corpus.parse.latex.commands import ARGUMENTS
 
 KORZEN = DATA / "latex_sources" / "korzen_benchmark" / "astro-ph0001004"
 

@@ -172,7 +172,7 @@ def test_the_check_names_the_days_built_by_older_code(built):
 
 def test_a_fix_of_one_paper_rederives_its_stage_and_that_days_downstream_only(built):
     code = _project_copy(built, "code_v2")
-    version = _bump(code, "parse/latex.py", "PARSER_VERSION")
+    version = _bump(code, "parse/latex/parser.py", "PARSER_VERSION")
     _edit(  # the "fix": one paper's first paragraph reads differently
         code / "corpus" / "parse" / "days.py",
         '    return parse_row(paper_id, "latex", doc.model_dump(), warnings=warnings)',
@@ -215,9 +215,11 @@ def test_a_fix_of_one_paper_rederives_its_stage_and_that_days_downstream_only(bu
 
 def test_a_bump_that_changes_no_row_stops_at_its_stage(built):
     code = _project_copy(built, "code_v3")
-    _bump(code, "parse/latex.py", "PARSER_VERSION")
-    _bump(code, "parse/latex.py", "PARSER_VERSION")  # past code_v2's, and its paper fix is not here:
-    _bump(code, "parse/tei.py", "TEI_PARSER_VERSION")  # the one paper changes back; pdf_parses: nothing
+    _bump(code, "parse/latex/parser.py", "PARSER_VERSION")
+    _bump(code, "parse/latex/parser.py", "PARSER_VERSION")  # past code_v2's, and its paper fix is not here:
+    _bump(
+        code, "parse/tei/parser.py", "TEI_PARSER_VERSION"
+    )  # the one paper changes back; pdf_parses: nothing
     before = _counts(built)
     done = _rederive(built, code)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

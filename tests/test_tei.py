@@ -447,7 +447,7 @@ def test_clean_text_shortcut_normalises_like_split_join():
 
 
 def test_c1_scan_agrees_with_the_regex():
-    from corpus.parse.tei import _C1_UTF8, _has_c1
+    from corpus.parse.tei.parser import _C1_UTF8, _has_c1
 
     cases = [
         b"",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import BRACE_TOKEN, LatexError, brace_excess
+from corpus.parse.latex.braces import BRACE_TOKEN, LatexError, brace_excess
 
 _PARAGRAPH_END_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(begin|end)\s*\{|\\[\s\S]|[{}]")
 _MAX_BRACE_REPAIRS = 200  # beyond this the text is not a paper TeX would typeset: fail it

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, control_words, read_group, read_optional
-from corpus.parse.latex_spans import Builder, Context
-from corpus.parse.latex_style import CiteForm
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
+from corpus.parse.latex.spans import Builder, Context
+from corpus.parse.latex.style import CiteForm
+from corpus.parse.latex.text import _plain
 
 CITE_CMDS = frozenset(
     """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from corpus.parse.document import Author
-from corpus.parse.latex_braces import WS
+from corpus.parse.latex.braces import WS
 
 _ET_AL = re.compile(r"\bet\.?\s*al\.?", re.I)
 _VANCOUVER_INITIALS = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-Ž]{1,3}")

@@ -2,7 +2,7 @@
 environment boundaries (never at single line breaks, the cause of S2ORC's 93 "paragraphs"
 per LaTeX paper); in each, cite and ref commands become spans, footnotes paragraphs of
 their own, commands whose arguments are no text are dropped, and the text between is
-converted by :func:`corpus.parse.latex_text.latex_to_text`."""
+converted by :func:`corpus.parse.latex.text.latex_to_text`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import re
 from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
-from corpus.parse.latex_braces import LatexError, control_words, read_group, read_optional
-from corpus.parse.latex_cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
-from corpus.parse.latex_commands import ARGUMENTS, environment_arguments, strip_arguments
-from corpus.parse.latex_spans import Builder, Context
-from corpus.parse.latex_text import latex_to_text
+from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
+from corpus.parse.latex.cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
+from corpus.parse.latex.commands import ARGUMENTS, environment_arguments, strip_arguments
+from corpus.parse.latex.spans import Builder, Context
+from corpus.parse.latex.text import latex_to_text
 
 _FOOTNOTE_CMDS = frozenset({"footnote", "footnotetext"})
 _HANDLED_RE = re.compile(
@@ -107,7 +107,7 @@ def paragraphs(
 
 def _environment_breaks(latex: str) -> str:
     """Every ``\\begin`` and ``\\end`` a paragraph break; an environment's arguments dropped
-    but for those the table says are text (:func:`~corpus.parse.latex_commands.environment_arguments`)."""
+    but for those the table says are text (:func:`~corpus.parse.latex.commands.environment_arguments`)."""
     if "\\begin" not in latex and "\\end" not in latex:
         return latex
     if _ARGUMENT_ENV_RE.search(latex) is None:  # the common case: no argument to read, one C-level pass

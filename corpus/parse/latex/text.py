@@ -1,7 +1,7 @@
 """LaTeX snippets -> plain text: fast tables first, pylatexenc on what is left.
 
-Commands whose arguments are no text go first (:mod:`corpus.parse.latex_commands`), math
-accents and alphabets are read by :mod:`corpus.parse.latex_math`. pylatexenc turns LaTeX
+Commands whose arguments are no text go first (:mod:`corpus.parse.latex.commands`), math
+accents and alphabets are read by :mod:`corpus.parse.latex.math_symbols`. pylatexenc turns LaTeX
 into text at ~120-190 kB/s here, too slow for whole papers, so :func:`latex_to_text` converts
 with a small table of common macros first and calls pylatexenc only on the few leftover
 pieces (cached).
@@ -15,9 +15,9 @@ import re
 from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
-from corpus.parse.latex_braces import WS, LatexError, read_group, read_optional
-from corpus.parse.latex_commands import strip_arguments
-from corpus.parse.latex_math import has_style, style_math
+from corpus.parse.latex.braces import WS, LatexError, read_group, read_optional
+from corpus.parse.latex.commands import strip_arguments
+from corpus.parse.latex.math_symbols import has_style, style_math
 
 # ----------------------------------------------------------------------------- text conversion
 
@@ -311,7 +311,7 @@ def _math(m: re.Match) -> str:
 
 def latex_to_text(chunk: str, stripped: bool = False) -> str:
     """LaTeX snippet -> plain text: arguments that are no text dropped
-    (:func:`~corpus.parse.latex_commands.strip_arguments`; ``stripped``: already done, as for
+    (:func:`~corpus.parse.latex.commands.strip_arguments`; ``stripped``: already done, as for
     the pieces of a paragraph), fast tables first, pylatexenc on what is left."""
     if not _SPECIAL.search(chunk):
         return chunk

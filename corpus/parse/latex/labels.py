@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from corpus.parse.latex_braces import read_optional
+from corpus.parse.latex.braces import read_optional
 
 
 @dataclass

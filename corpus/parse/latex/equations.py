@@ -8,8 +8,8 @@ from __future__ import annotations
 import bisect
 import re
 
-from corpus.parse.latex_labels import Target
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex.labels import Target
+from corpus.parse.latex.text import _plain
 
 UNNUMBERED_MATH = frozenset(
     "displaymath math dmath* array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()

@@ -1,8 +1,8 @@
 """Bibliographies of LaTeX sources -> :class:`corpus.parse.document.BibEntry` rows with their cite keys.
 
 Read from a ``thebibliography`` block or .bbl (natbib, REVTeX, ACM, Elsevier, AAS and plain
-styles: :mod:`corpus.parse.latex_bibitems`), a biblatex .bbl, or BibTeX .bib files
-(:mod:`corpus.parse.latex_bibtex`); each reader gives :class:`_Item` (key, printed label,
+styles: :mod:`corpus.parse.latex.bib.bibitems`), a biblatex .bbl, or BibTeX .bib files
+(:mod:`corpus.parse.latex.bib.bibtex`); each reader gives :class:`_Item` (key, printed label,
 natbib short author list and year, entry).
 """
 
@@ -12,11 +12,11 @@ import re
 
 from corpus.ingest.eprint import strip_comments
 from corpus.parse.document import BibEntry
-from corpus.parse.latex_bibentry import _Item, clean_title
-from corpus.parse.latex_bibitems import _BIBITEM_RE, _bibitems, _references_env
-from corpus.parse.latex_bibtex import _bib_ids, _biblatex_items, _entry_from_bib, parse_bib_file
-from corpus.parse.latex_names import _bib_short
-from corpus.parse.latex_text import plain_field
+from corpus.parse.latex.bib.bibitems import _BIBITEM_RE, _bibitems, _references_env
+from corpus.parse.latex.bib.bibtex import _bib_ids, _biblatex_items, _entry_from_bib, parse_bib_file
+from corpus.parse.latex.bib.item import _Item, clean_title
+from corpus.parse.latex.bib.names import _bib_short
+from corpus.parse.latex.text import plain_field
 
 
 def _items_from(text: str) -> list[_Item]:

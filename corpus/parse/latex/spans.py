@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 
 from corpus.parse.document import EqSpan, Paragraph, Span
-from corpus.parse.latex_bibentry import _Item
-from corpus.parse.latex_braces import WS
-from corpus.parse.latex_labels import Target
-from corpus.parse.latex_style import CiteForm, NumberForm
+from corpus.parse.latex.bib.item import _Item
+from corpus.parse.latex.braces import WS
+from corpus.parse.latex.labels import Target
+from corpus.parse.latex.style import CiteForm, NumberForm
 
 GAP = "\ue020"  # where a display equation was: a space, never a paragraph break
 _GAP_RE = re.compile("\ue020(?:(\\d+)\ue023)?")

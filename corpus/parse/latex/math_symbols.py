@@ -2,7 +2,7 @@
 ``\\mathbb{R}`` ℝ, ``\\mathbf{x}`` 𝐱, so symbols LaTeX sets apart stay apart.
 
 Both come from unicodeit's table (built from Günter Milde's unimathsymbols, the table
-:mod:`corpus.parse.latex_text` takes its math symbols from): its combining marks for the
+:mod:`corpus.parse.latex.text` takes its math symbols from): its combining marks for the
 accents, its ``\\mathcal{A}``-style entries for the mathematical alphanumeric letters.
 ``\\mathrm`` and ``\\mathit`` stay plain letters, as math letters print everywhere else.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from unicodeit.data import COMBININGMARKS, REPLACEMENTS
 
-from corpus.parse.latex_braces import control_words
+from corpus.parse.latex.braces import control_words
 
 # Accents unicodeit names, and the wide / extra forms LaTeX and amsmath add.
 ACCENTS: dict[str, str] = {latex[1:]: mark for latex, mark in COMBININGMARKS}

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable
 
 from corpus.ingest.arxiv_ids import try_normalize
-from corpus.parse.tei_citations import split_title_year
-from corpus.parse.tei_text import (
+from corpus.parse.tei.citations import split_title_year
+from corpus.parse.tei.text import (
     LN,
     find_arxiv_ids,
     find_child,

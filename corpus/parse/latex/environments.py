@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass
 
 from corpus.parse.document import RefEntry
-from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
-from corpus.parse.latex_equations import EquationNumbers
-from corpus.parse.latex_labels import Target
-from corpus.parse.latex_recovery import paragraph_end
-from corpus.parse.latex_spans import equation_mark
+from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
+from corpus.parse.latex.equations import EquationNumbers
+from corpus.parse.latex.labels import Target
+from corpus.parse.latex.recovery import paragraph_end
+from corpus.parse.latex.spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())

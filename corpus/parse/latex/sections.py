@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 
 from corpus.parse.document import RefEntry
-from corpus.parse.latex_braces import LatexError, read_group, read_optional
-from corpus.parse.latex_environments import LABEL_RE
-from corpus.parse.latex_labels import Heading, Target, TheoremHead
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex.braces import LatexError, read_group, read_optional
+from corpus.parse.latex.environments import LABEL_RE
+from corpus.parse.latex.labels import Heading, Target, TheoremHead
+from corpus.parse.latex.text import _plain
 
 HEADING_RE = re.compile(
     r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(?![A-Za-z])(\*?)"

@@ -14,9 +14,9 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex_bibentry import _ids, _Item, clean_title
-from corpus.parse.latex_braces import WS, brace_excess, match_brace
-from corpus.parse.latex_text import plain_field
+from corpus.parse.latex.bib.item import _ids, _Item, clean_title
+from corpus.parse.latex.braces import WS, brace_excess, match_brace
+from corpus.parse.latex.text import plain_field
 
 logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # a broken entry is skipped, not logged per paper
 

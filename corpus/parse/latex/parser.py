@@ -3,28 +3,28 @@
 pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so the
 document is structured first with compiled regexes and a brace matcher, one concern per module:
 
-1. :mod:`~corpus.parse.latex_recovery`: braces repaired as TeX recovers from them;
-   :mod:`~corpus.parse.latex_macros`: verbatim and dead code dropped, the paper's macros
-   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex_xparse`) expanded and its
-   conditionals decided; :mod:`~corpus.parse.latex_glossary`: glossary and acronym references;
-2. :mod:`~corpus.parse.latex_environments`: figures, tables, listings and display equations
+1. :mod:`~corpus.parse.latex.recovery`: braces repaired as TeX recovers from them;
+   :mod:`~corpus.parse.latex.macros`: verbatim and dead code dropped, the paper's macros
+   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex.xparse`) expanded and its
+   conditionals decided; :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
+2. :mod:`~corpus.parse.latex.environments`: figures, tables, listings and display equations
    cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn, LSTREFn, EQREFn: equations
-   numbered by :mod:`~corpus.parse.latex_equations` and anchored in their paragraph by an
-   equation span); :mod:`~corpus.parse.latex_front`: the title, the abstract, and the front
+   numbered by :mod:`~corpus.parse.latex.equations` and anchored in their paragraph by an
+   equation span); :mod:`~corpus.parse.latex.front`: the title, the abstract, and the front
    matter left out;
-3. :mod:`~corpus.parse.latex_sections`: the body split at headings (nested titles joined
-   with ``::``), numbered; labels and theorem headings by :mod:`~corpus.parse.latex_labels`;
-4. :mod:`~corpus.parse.latex_paragraphs`: paragraphs at blank lines / ``\\par`` /
+3. :mod:`~corpus.parse.latex.sections`: the body split at headings (nested titles joined
+   with ``::``), numbered; labels and theorem headings by :mod:`~corpus.parse.latex.labels`;
+4. :mod:`~corpus.parse.latex.paragraphs`: paragraphs at blank lines / ``\\par`` /
    ``\\item`` (never at single line breaks, the cause of S2ORC's 93 "paragraphs" per LaTeX
    paper); commands whose arguments are no text dropped by one table
-   (:mod:`~corpus.parse.latex_commands`); cite and ref commands become spans
-   (:mod:`~corpus.parse.latex_cites`, printed as the paper prints them:
-   :mod:`~corpus.parse.latex_style`), the text between converted by
-   :mod:`~corpus.parse.latex_text` (math accents and alphabets: :mod:`~corpus.parse.latex_math`).
+   (:mod:`~corpus.parse.latex.commands`); cite and ref commands become spans
+   (:mod:`~corpus.parse.latex.cites`, printed as the paper prints them:
+   :mod:`~corpus.parse.latex.style`), the text between converted by
+   :mod:`~corpus.parse.latex.text` (math accents and alphabets: :mod:`~corpus.parse.latex.math_symbols`).
 
 Footnotes are paragraphs of their own, appended to the body with section ``""`` (as
 :mod:`corpus.parse.tei` does with Grobid's). Bibliographies are read by
-:mod:`corpus.parse.latex_bibliography` and :mod:`corpus.parse.latex_bib`.
+:mod:`corpus.parse.latex.bib.sources` and :mod:`corpus.parse.latex.bib.entries`.
 """
 
 from __future__ import annotations
@@ -37,20 +37,20 @@ from pydantic import BaseModel, ConfigDict
 
 from corpus.ingest.eprint import EprintError, Failure, LatexSource, UnpackLimits, UnpackResult, load_eprint
 from corpus.parse.document import StructuredDoc
-from corpus.parse.latex_bib import alpha_labels, parse_bib_file, parse_bibliography
-from corpus.parse.latex_bibliography import bibliography
-from corpus.parse.latex_cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex_environments import DISPLAY_RE, take_out, user_environments
-from corpus.parse.latex_front import abstracts, body_start, front_line, title
-from corpus.parse.latex_glossary import glossary
-from corpus.parse.latex_labels import assign_labels, theorems
-from corpus.parse.latex_macros import clean, collect_macros, conditionals, expand_macros, first_argument
-from corpus.parse.latex_paragraphs import INTERPRETED, convert, paragraphs
-from corpus.parse.latex_recovery import balance_braces
-from corpus.parse.latex_sections import split_sections, with_heads
-from corpus.parse.latex_spans import Context
-from corpus.parse.latex_style import cite_mode
-from corpus.parse.latex_text import (
+from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
+from corpus.parse.latex.bib.sources import bibliography
+from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
+from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
+from corpus.parse.latex.front import abstracts, body_start, front_line, title
+from corpus.parse.latex.glossary import glossary
+from corpus.parse.latex.labels import assign_labels, theorems
+from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
+from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
+from corpus.parse.latex.recovery import balance_braces
+from corpus.parse.latex.sections import split_sections, with_heads
+from corpus.parse.latex.spans import Context
+from corpus.parse.latex.style import cite_mode
+from corpus.parse.latex.text import (
     _plain,
     _pylatexenc,  # noqa: F401  (benchmarks/latex_parse.py clears its cache)
     latex_to_text,

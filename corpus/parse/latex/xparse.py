@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional, skip_ws
+from corpus.parse.latex.braces import LatexError, read_arg, read_group, read_optional, skip_ws
 
 NO_VALUE = "\ue040"  # an optional argument not given (xparse's -NoValue-)
 _TRUE, _FALSE = "\\BooleanTrue", "\\BooleanFalse"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 from corpus.ingest.eprint import LatexSource
-from corpus.parse.latex_bib import _items_from, fill_from_bib
-from corpus.parse.latex_bibentry import _Item
-from corpus.parse.latex_bibitems import _bibitems, _references_env
-from corpus.parse.latex_bibtex import _entry_from_bib, parse_bib_file
-from corpus.parse.latex_cites import cited_keys
-from corpus.parse.latex_names import _bib_short
+from corpus.parse.latex.bib.bibitems import _bibitems, _references_env
+from corpus.parse.latex.bib.bibtex import _entry_from_bib, parse_bib_file
+from corpus.parse.latex.bib.entries import _items_from, fill_from_bib
+from corpus.parse.latex.bib.item import _Item
+from corpus.parse.latex.bib.names import _bib_short
+from corpus.parse.latex.cites import cited_keys
 
 
 def bibliography(source: LatexSource, body: str) -> tuple[list[_Item], bool]:

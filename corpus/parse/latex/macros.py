@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.parse.latex_braces import LatexError, read_arg, read_group, read_optional
-from corpus.parse.latex_xparse import decide_tests, parse_spec, read_xparse_args
+from corpus.parse.latex.braces import LatexError, read_arg, read_group, read_optional
+from corpus.parse.latex.xparse import decide_tests, parse_spec, read_xparse_args
 
 _VERBATIM_RE = re.compile(
     r"\\begin\s*\{(verbatim\*?|comment|minted|Verbatim|alltt|filecontents\*?)\}.*?\\end\s*\{\1\}",

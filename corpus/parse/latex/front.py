@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, read_group, read_optional
-from corpus.parse.latex_environments import ABSTRACT_MARK
-from corpus.parse.latex_sections import HEADING_RE
-from corpus.parse.latex_text import _plain
+from corpus.parse.latex.braces import LatexError, read_group, read_optional
+from corpus.parse.latex.environments import ABSTRACT_MARK
+from corpus.parse.latex.sections import HEADING_RE
+from corpus.parse.latex.text import _plain
 
 _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.parse.latex_braces import LatexError, read_group, read_optional
+from corpus.parse.latex.braces import LatexError, read_group, read_optional
 
 _DEFINE_RE = re.compile(
     r"\\(newacronym|newabbreviation|newglossaryentry|longnewglossaryentry|acro|acrodef|newacro)"

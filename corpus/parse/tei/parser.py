@@ -21,7 +21,7 @@ appended to ``body_text`` with an empty section, the abstract's section is
   paragraph by paragraph with their own headings;
 * cite spans Grobid left unlinked are linked by first-author surname, author count,
   year and year letter when exactly one entry matches, and in bracket papers by their
-  printed number, one map per reference list (:mod:`corpus.parse.tei_citations`);
+  printed number, one map per reference list (:mod:`corpus.parse.tei.citations`);
 * a title Grobid began with an author-year label's year (``2022a. Title``) loses it,
   and the entry gets that year when it had none;
 * header: title, authors with affiliation dicts (``laboratory``, ``institution``,
@@ -32,9 +32,9 @@ Input is parsed with entity resolution, network access and huge trees off; C1
 control characters are replaced by spaces first. Use :func:`parse_tei_dict` for
 the plain dict (bulk path), :func:`parse_tei` for the validated model.
 
-Post-processing of SPEC.md §3 (s2orc-paper.txt §2.1) is in :mod:`corpus.parse.tei_citations`;
-the text of elements (whitespace, spans) in :mod:`corpus.parse.tei_text`; authors and
-bibliography entries in :mod:`corpus.parse.tei_bibliography`.
+Post-processing of SPEC.md §3 (s2orc-paper.txt §2.1) is in :mod:`corpus.parse.tei.citations`;
+the text of elements (whitespace, spans) in :mod:`corpus.parse.tei.text`; authors and
+bibliography entries in :mod:`corpus.parse.tei.bibliography`.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ import threading
 from lxml import etree
 
 from corpus.parse.document import StructuredDoc
-from corpus.parse.tei_bibliography import add_id, bib_entries, header_author, title_years
-from corpus.parse.tei_citations import classify_citation_style, link_citations, postprocess_citations
-from corpus.parse.tei_text import (
+from corpus.parse.tei.bibliography import add_id, bib_entries, header_author, title_years
+from corpus.parse.tei.citations import classify_citation_style, link_citations, postprocess_citations
+from corpus.parse.tei.text import (
     CONTROLS,
     LN,
     ParagraphBuilder,

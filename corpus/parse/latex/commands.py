@@ -17,14 +17,14 @@ A spec is read left to right, one letter an argument (xparse's letters where the
 Environments are in the same table under ``{name}``: their arguments after ``\\begin{name}``.
 The one-argument wrappers that print their argument (``\\emph``, ``\\textbf``, ``\\mbox``) and
 the switches that take none (``\\bfseries``, ``\\centering``) are not repeated here: the fast
-path of :mod:`corpus.parse.latex_text` removes their names (no name is in both).
+path of :mod:`corpus.parse.latex.text` removes their names (no name is in both).
 """
 
 from __future__ import annotations
 
 import re
 
-from corpus.parse.latex_braces import LatexError, control_words, read_arg, read_group, read_optional, skip_ws
+from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_group, read_optional, skip_ws
 
 
 def _table(spec_names: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from corpus.ingest.arxiv_ids import try_normalize
-from corpus.parse.tei_citations import YEAR as _YEAR
+from corpus.parse.tei.citations import YEAR as _YEAR
 
 # C0/C1 controls (XML 1.0 admits the C1 range): pycld2 and JSON consumers choke on them.
 # They are replaced by spaces before parsing, so text normalisation is a plain

@@ -9,10 +9,10 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex_bibentry import _YEAR_RE, _ids, _Item, clean_title, volume_of
-from corpus.parse.latex_braces import LatexError, match_brace, read_group, read_optional
-from corpus.parse.latex_names import _AUTHOR_LIST_RE, _ET_AL, _NAME_RE, _split_authors
-from corpus.parse.latex_text import _HREF_RE, _URL_RE, plain_field
+from corpus.parse.latex.bib.item import _YEAR_RE, _ids, _Item, clean_title, volume_of
+from corpus.parse.latex.bib.names import _AUTHOR_LIST_RE, _ET_AL, _NAME_RE, _split_authors
+from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
+from corpus.parse.latex.text import _HREF_RE, _URL_RE, plain_field
 
 _BIBITEM_RE = re.compile(r"\\bibitem(?![A-Za-z])")
 _BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
