@@ -1,12 +1,16 @@
 """LaTeX source -> the S2ORC-style :class:`~corpus.parse.document.StructuredDoc` (``source="latex"``).
 
 pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so the
-document is structured first with compiled regexes and a brace matcher, one concern per module:
+document is read by a token front end (TeX's mouth and gullet, as LaTeXML splits them) and then
+structured with compiled regexes and a brace matcher, one concern per module:
 
-1. :mod:`~corpus.parse.latex.recovery`: braces repaired as TeX recovers from them;
-   :mod:`~corpus.parse.latex.macros`: verbatim and dead code dropped, the paper's macros
-   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex.xparse`) expanded and its
-   conditionals decided; :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
+1. the front end, read as TeX reads it: :mod:`~corpus.parse.latex.tokens` (verbatim, category
+   codes, tokens), :mod:`~corpus.parse.latex.recovery` (braces repaired as TeX recovers from
+   them), :mod:`~corpus.parse.latex.expand` (the paper's macros, from
+   :mod:`~corpus.parse.latex.definitions`, expanded as token lists; its conditionals decided by
+   :mod:`~corpus.parse.latex.conditionals`; math shifts paired and font switches applied by
+   :mod:`~corpus.parse.latex.modes`), written back as regular LaTeX for the stages below;
+   :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
 2. :mod:`~corpus.parse.latex.environments`: figures, tables, listings and display equations
    cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn, LSTREFn, EQREFn: equations
    numbered by :mod:`~corpus.parse.latex.equations` and anchored in their paragraph by an
@@ -40,11 +44,11 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
+from corpus.parse.latex.environments import take_out, user_environments
+from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import abstracts, body_start, front_line, title
 from corpus.parse.latex.glossary import glossary
 from corpus.parse.latex.labels import assign_labels, theorems
-from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
 from corpus.parse.latex.sections import split_sections, with_heads
@@ -70,8 +74,10 @@ __all__ = [
 # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: rows name the
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
-# front matter, bibliography fields, equations kept as spans, unclosed environments recovered)
-PARSER_VERSION = "corpus.parse.latex/4"
+# front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
+# 5: issues 43/44 (a token front end: macros as token lists, conditionals and math shifts as TeX
+# reads them, font switches in groups; and the parts of a paper where LaTeX puts them)
+PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
@@ -85,22 +91,11 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     ``unbalanced_braces`` past repair, ``macro_blowup``) for broken input. What TeX recovers
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
-    text = balance_braces(clean(source.text), warnings)
-    macros, text = collect_macros(text)
-    for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
-        if name.endswith(".sty"):
-            for key, mac in collect_macros(clean(package))[0].items():
-                if key not in INTERPRETED:
-                    macros.setdefault(key, mac)
-    text = glossary(conditionals(expand_macros(text, macros)))
-    text = first_argument(text, "texorpdfstring")
+    text = glossary(expand_source(source, INTERPRETED, warnings))
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
-    body = DISPLAY_RE.sub(
-        lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
-    )
     body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
     items, from_bbl = bibliography(source, body)
