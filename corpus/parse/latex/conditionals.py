@@ -179,11 +179,10 @@ class Conditionals:
             self.conds.append("T")
 
     def _undecided(self, tok: str, mark: int) -> None:
-        read = self.taken[mark:]
-        del self.taken[mark:]
+        """A test that cannot be decided: kept as written, what it read read again (a
+        conditional in its number, ``\\ifnum 0\\ifxetex 1\\fi=0``, is counted)."""
+        self._rollback(mark)
         self._emit(tok)
-        for t in read:
-            self._emit(t)
         self.conds.append("U")
 
     def _incomplete(self, tok: str) -> None:
@@ -296,8 +295,10 @@ class Conditionals:
         )
 
     def _expanded_char(self) -> str | None:
-        """The next token after expansion, one character of a run at a time."""
+        """The next token after expansion, one character of a run at a time (what is expanded
+        leaves the log: a rollback reads its expansion again, as TeX would)."""
         for _ in range(10_000):
+            mark = len(self.taken)
             t = self._take_char()
             if t is None or t[0] != "\\":
                 return t
@@ -305,13 +306,13 @@ class Conditionals:
             if type(m) is tuple and m[0] == "let" and m[1][0] != "\\":
                 return m[1]
             if type(m).__name__ == "Macro":
-                mark = len(self.taken)
-                self._expand(t, m)
-                del self.taken[mark:]
-                if self._peek() == t:  # it could not be expanded
-                    return self._take()
-                continue
-            return t
+                if not self._expand(t, m):
+                    return t
+            elif m in ("strcmp", "csname", "expandafter"):
+                self._handlers[m](t)
+            else:
+                return t
+            del self.taken[mark:]
         return None
 
     def _number(self) -> int | None:

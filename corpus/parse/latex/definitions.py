@@ -40,6 +40,7 @@ class Macro:
     spec: list[tuple[str, str]] | None = None
     internals: tuple[str, ...] = ()  # the kernel's or a package's internal commands it calls
     substitute: bool = False
+    package: bool = False  # defined by a package file: never expanded when it calls internals
 
 
 def _body(tokens: list[str]) -> Macro:
@@ -62,11 +63,39 @@ def _body(tokens: list[str]) -> Macro:
                 continue
         body.append(t)
         i += 1
-    internals = tuple({t for t in body if t[0] == "\\" and ("@" in t or "_" in t or ":" in t)})
+    defined = {_defined_name(body, k) for k, t in enumerate(body) if t in _DEFINERS}
+    internals = tuple({t for t in body if t[0] == "\\" and ("@" in t or "_" in t or ":" in t)} - defined)
     names = set(body)
     if names & _CREDIT_NOTE and names & _CREDIT_MARK:  # \blfootnote{Equal contribution}: an author note
         return Macro([])
     return Macro(body, internals=internals, substitute=any(t[0] == PARAM for t in body))
+
+
+_PROGRAMMING = frozenset(
+    "\\else \\fi \\or \\futurelet \\catcode \\typeout \\string \\global \\aftergroup \\afterassignment "
+    "\\relax \\noexpand \\the \\number \\romannumeral \\loop \\repeat \\message \\write \\immediate".split()
+)
+# Arguments that are code, not text: column specs (``>{$}c<{$}`` holds math shifts that are no
+# formula), after the command or after ``\\begin{env}``.
+RAW_ARGUMENTS = {"\\multicolumn": "mm", "\\newcolumntype": "mom", "\\renewcolumntype": "mom"}
+RAW_ENV_ARGUMENTS = {
+    **dict.fromkeys(
+        "tabular array longtable supertabular NiceTabular NiceArray tblr mpsupertabular".split(), "om"
+    ),
+    **dict.fromkeys("tabular* tabularx tabulary xltabular longtblr".split(), "mom"),
+}
+_LET_TO_CHAR = {"\\bgroup": "{", "\\egroup": "}", "\\sp": "^", "\\sb": "_"}  # the kernel's \\let copies
+_DEFINERS = frozenset("\\def \\gdef \\edef \\xdef \\let \\newcommand \\renewcommand \\providecommand".split())
+
+
+def _defined_name(body: list[str], k: int) -> str:
+    """The name the definition at ``body[k]`` makes (``\\def\\x``, ``\\newcommand{\\x}``)."""
+    for t in body[k + 1 : k + 4]:
+        if t[0] == "\\":
+            return t
+        if t != "{" and t[0] != SKIPPED and t != "*":
+            break
+    return ""
 
 
 def _builtin(nargs: int, body: str) -> Macro:
@@ -98,17 +127,38 @@ class Definitions:
             return
         global_ = global_ or self.global_next
         self.global_next = False
+        if type(meaning) is Macro and self.discard:
+            meaning.package = True
+            meaning.internals = tuple(
+                {t for t in meaning.body if t[0] == "\\" and ("@" in t or "_" in t or ":" in t)}
+            )
         if global_:
-            for g in self.groups:
-                if g.saved:
-                    g.saved.pop(name, None)
+            if name in self.saved_names:
+                for g in self.groups:
+                    if g.saved:
+                        g.saved.pop(name, None)
         elif self.groups:
             g = self.groups[-1]
             if g.saved is None:
                 g.saved = {}
             if name not in g.saved:
                 g.saved[name] = self.meanings.get(name)
+                self.saved_names.add(name)
         self.meanings[name] = meaning
+
+    def _programming(self, tok: str) -> bool:
+        """Whether a package macro calling ``tok`` is TeX programming rather than a shorthand
+        for text: internals, definitions, ``\\csname``, TeX's conditionals. A package's macros
+        that do are kept as written (their code runs on states only TeX knows); the paper's own
+        are expanded."""
+        if "@" in tok or "_" in tok or ":" in tok or tok in _PROGRAMMING:
+            return True
+        m = self.meanings.get(tok)
+        if m is None:
+            return tok.startswith("\\if")
+        return type(m) is str and (
+            m.startswith("if:") or m in ("def", "let", "newcommand", "csname", "expandafter")
+        )
 
     def _defined(self) -> None:
         """A definition leaves no text; ``{}`` keeps the lines around it from joining into a blank one."""
@@ -292,6 +342,26 @@ class Definitions:
             self.out.extend(parts)
             self.last_cw = False
 
+    def _h_raw(self, tok: str) -> None:
+        """A command whose first arguments are code, not text (a column spec ``>{$}c<{$}``):
+        written as they are, never run."""
+        self._emit(tok)
+        self.raw_arguments(RAW_ARGUMENTS[tok])
+
+    def raw_arguments(self, spec: str) -> None:
+        """Arguments by ``spec`` (``o`` optional, ``m`` mandatory) copied to the text unread."""
+        for kind in spec:
+            mark = len(self.taken)
+            arg = self._optional() if kind == "o" else self._argument()
+            del self.taken[mark:]
+            if arg is None:
+                if kind == "o":
+                    continue
+                return
+            if not self.discard:
+                self.out.extend(["[", *arg, "]"] if kind == "o" else ["{", *arg, "}"])
+                self.last_cw = False
+
     def _h_csname(self, tok: str) -> None:
         name = self.csname()
         if name is None:
@@ -314,7 +384,8 @@ class Definitions:
         """``tok`` expanded one level onto the input (``\\expandafter``); kept when it is no macro."""
         m = self.meanings.get(tok) if tok[0] == "\\" else None
         if type(m) is Macro:
-            self._expand(tok, m)
+            if not self._expand(tok, m):
+                self._push([tok])
         elif m in ("csname", "expandafter") or (type(m) is str and m.startswith("if:")):
             self._handlers[m](tok)  # type: ignore[index]
         else:
@@ -325,6 +396,25 @@ class Definitions:
         if nxt is not None:
             self._emit(nxt)
 
+    def _h_string(self, tok: str) -> None:
+        """``\\string\\x``: the name as characters, never the command run."""
+        nxt = self._take_char()
+        if nxt is not None:
+            self._emit("\\textbackslash{}" + nxt[1:] if nxt[0] == "\\" and len(nxt) > 1 else nxt)
+
+    def _h_strcmp(self, tok: str) -> None:
+        """pdfTeX's ``\\pdfstrcmp{a}{b}`` (expandable): -1, 0 or 1 as the expanded strings compare."""
+        mark = len(self.taken)
+        a = self._argument()
+        b = self._argument() if a is not None else None
+        if b is None:
+            self._rollback(mark)
+            self._emit(tok)
+            return
+        del self.taken[mark:]
+        x, y = detokenize(self.expand_fully(a)), detokenize(self.expand_fully(b))  # type: ignore[arg-type]
+        self._push(["0" if x == y else "-1" if x < y else "1"])
+
     def _h_ifnextchar(self, tok: str) -> None:
         mark = len(self.taken)
         char = self._take_char()
@@ -334,10 +424,14 @@ class Definitions:
             self._rollback(mark)
             self._emit(tok)
             return
+        spaces = len(self.taken)
         nxt = self._take_nonspace()
         if nxt is not None:
             self._untake(nxt)
+        if self.mode != 0:  # in math the blanks it skips part symbols in the text (TeX ignores them)
+            self._rollback(spaces)
         del self.taken[mark:]
+        char = _LET_TO_CHAR.get(char, char)  # type: ignore[arg-type]
         self._push(yes if nxt is not None and nxt.startswith(char) else no)  # type: ignore[arg-type]
 
     def _h_ifstar(self, tok: str) -> None:

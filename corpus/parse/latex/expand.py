@@ -20,14 +20,15 @@ from __future__ import annotations
 from corpus.ingest.eprint import LatexSource
 from corpus.parse.latex.braces import LatexError
 from corpus.parse.latex.conditionals import CONDITIONAL_BUILTINS, Conditionals
-from corpus.parse.latex.definitions import KERNEL_MACROS, PROTECTED, Definitions, Macro
+from corpus.parse.latex.definitions import KERNEL_MACROS, PROTECTED, RAW_ARGUMENTS, Definitions, Macro
 from corpus.parse.latex.modes import MATH_FONTS, TEXT, TEXT_ARGUMENT, Group, Modes
 from corpus.parse.latex.recovery import balance_braces
-from corpus.parse.latex.tokens import NO_VALUE, PAR, PARAM, SKIPPED, text_of, tokenize, verbatim
+from corpus.parse.latex.tokens import BODY_END, NO_VALUE, PAR, PARAM, SKIPPED, text_of, tokenize, verbatim
 
 _DEFAULT_LIMIT = 2_000_000  # tokens pushed by expansion, beyond the text's own: macro_blowup
-_LOOP_LIMIT = 100_000  # expansions without reading on in the source: a loop, given up
+_LOOP_LIMIT = 20_000  # expansions without reading on in the source: a loop, given up
 _MAX_WARNINGS = 50
+_MAX_NESTING = 64  # a macro expanded inside its own expansion this deep: a loop TeX would not end
 
 _BUILTINS: dict[str, str] = {
     **dict.fromkeys("\\def \\gdef \\edef \\xdef".split(), "def"),
@@ -58,8 +59,11 @@ _BUILTINS: dict[str, str] = {
     "\\let": "let",
     **dict.fromkeys("\\global \\long \\protected \\outer".split(), "prefix"),
     "\\csname": "csname",
+    **dict.fromkeys("\\pdfstrcmp \\strcmp \\pdf@strcmp".split(), "strcmp"),
     "\\expandafter": "expandafter",
     "\\noexpand": "noexpand",
+    "\\string": "string",
+    **dict.fromkeys(RAW_ARGUMENTS, "raw"),
     "\\@ifnextchar": "ifnextchar",
     "\\@ifstar": "ifstar",
     "\\begin": "begin",
@@ -110,10 +114,13 @@ class Expander(Definitions, Modes, Conditionals):
         self.mode = TEXT
         self.last_cw = False
         self.global_next = False
-        self.discard = False
+        self.discard = self.in_package = False
         self.pushed = 0
         self.since_source = 0
         self.warned = 0
+        self.line_at = (0, 1)
+        self.saved_names: set[str] = set()
+        self.active: dict[str, int] = {}  # macros whose expansion is being read, and how deep
 
     # ------------------------------------------------------------------ entry points
 
@@ -122,7 +129,7 @@ class Expander(Definitions, Modes, Conditionals):
         in it costs its remaining definitions only."""
         self.protected = protected
         self._reset(tokenize(text, at_letter=True))
-        self.discard = True
+        self.discard = self.in_package = True
         try:
             self._run()
         except (LatexError, RecursionError) as exc:
@@ -144,6 +151,11 @@ class Expander(Definitions, Modes, Conditionals):
         """The next token (pending expansion first), logged in ``taken`` for a rollback."""
         if self.pending:
             tok = self.pending.pop()
+            while tok[0] == BODY_END:
+                self._body_end(tok)
+                if not self.pending:
+                    return self._take()
+                tok = self.pending.pop()
         elif self.pos < self.n:
             tok = self.src[self.pos]
             self.pos += 1
@@ -169,9 +181,20 @@ class Expander(Definitions, Modes, Conditionals):
         del self.taken[mark:]
 
     def _peek(self) -> str | None:
+        self._ended()
         if self.pending:
             return self.pending[-1]
         return self.src[self.pos] if self.pos < self.n else None
+
+    def _ended(self) -> None:
+        """Expansions whose last token has been read are over (as TeX leaves a token list it
+        has read to its end before reading on, so a macro calling itself last does not nest)."""
+        pending = self.pending
+        while pending and pending[-1][0] == BODY_END:
+            self._body_end(pending.pop())
+
+    def _body_end(self, tok: str) -> None:
+        self.active[tok[1:]] -= 1
 
     def _push(self, tokens: list[str]) -> None:
         self.pending.extend(reversed(tokens))
@@ -336,13 +359,19 @@ class Expander(Definitions, Modes, Conditionals):
         self.last_cw = tok[0] == "\\" and tok[-1].isalpha()
 
     def _warn(self, message: str) -> None:
-        if self.warnings is not None and not self.discard and self.warned < _MAX_WARNINGS:
+        if self.warnings is not None and not self.in_package and self.warned < _MAX_WARNINGS:
             self.warned += 1
             self.warnings.append(message)
 
     def _line(self) -> int:
-        """The source line being read (for warnings)."""
-        return "".join(self.src[: self.pos]).count("\n") + 1
+        """The source line being read (for warnings): counted on from the last time asked, so
+        many warnings stay linear."""
+        if self.pos < self.line_at[0]:
+            self.line_at = (0, 1)
+        at, line = self.line_at
+        line += "".join(self.src[at : self.pos]).count("\n")
+        self.line_at = (self.pos, line)
+        return line
 
     # ------------------------------------------------------------------ the loop
 
@@ -369,7 +398,8 @@ class Expander(Definitions, Modes, Conditionals):
                     else:
                         self._emit(tok)
                 elif type(m) is Macro:
-                    self._expand(tok, m)
+                    if self.discard or not self._expand(tok, m):
+                        self._emit(tok)  # a package is read for its definitions, not run
                 elif type(m) is str:
                     handlers[m](tok)
                 else:
@@ -383,6 +413,8 @@ class Expander(Definitions, Modes, Conditionals):
                 self._math_shift()
             elif c == PAR:
                 self._par(tok)
+            elif c == BODY_END:
+                self._body_end(tok)
             else:
                 self._emit(tok)
 
@@ -405,16 +437,25 @@ class Expander(Definitions, Modes, Conditionals):
         if nxt is not None and nxt[0] == SKIPPED:
             self._take()
 
-    def _expand(self, tok: str, m: Macro) -> None:
-        if m.internals and not all(name in self.meanings for name in m.internals):
-            self._emit(tok)  # it calls what only TeX knows: kept as it is written
-            return
+    def _expand(self, tok: str, m: Macro) -> bool:
+        """``tok``'s body, its arguments substituted, onto the input; False (nothing read) when
+        it cannot be expanded: it calls what only TeX knows, or its arguments cannot be read."""
+        if m.internals and (m.package or not all(name in self.meanings for name in m.internals)):
+            return False  # it calls a package's or the kernel's internals: kept as written
+        self._ended()
+        depth = self.active.get(tok, 0)
+        if depth and (not m.nargs or tok in m.body):
+            return False  # met inside its own expansion: a name read as a key (\\kl[\\x]), not run
+        if depth >= _MAX_NESTING:
+            self._warn(
+                f"macro_loop: {tok} calls itself {_MAX_NESTING} deep (line {self._line()}); left as written"
+            )
+            return False
         mark = len(self.taken)
         args = self._arguments(tok, m)
         if args is None:
             self._rollback(mark)
-            self._emit(tok)
-            return
+            return False
         body = m.body
         if m.substitute:
             body = []
@@ -432,9 +473,12 @@ class Expander(Definitions, Modes, Conditionals):
         if self.since_source > _LOOP_LIMIT:
             self._warn(f"macro_loop: {tok} expanded {_LOOP_LIMIT} times without reading on; left as it is")
             self.pending.clear()
-            self._emit(tok)
-            return
+            self.active.clear()
+            return False
+        self.pending.append(BODY_END + tok)
+        self.active[tok] = self.active.get(tok, 0) + 1
         self._push(body)
+        return True
 
     def _arguments(self, tok: str, m: Macro) -> list[list[str]] | None:
         args: list[list[str]] = []
@@ -517,9 +561,9 @@ class Expander(Definitions, Modes, Conditionals):
                     break
                 self.taken.clear()
                 m = self.meanings.get(tok) if tok[0] == "\\" else None
-                if type(m) is Macro:
-                    self._expand(tok, m)
-                elif type(m) is str and (m.startswith("if:") or m in _EXPANDABLE):
+                if type(m) is Macro and self._expand(tok, m):
+                    continue
+                if type(m) is str and (m.startswith("if:") or m in _EXPANDABLE):
                     self._handlers[m](tok)
                 elif tok[0] != SKIPPED:
                     self.out.append(tok)
@@ -544,7 +588,8 @@ class Expander(Definitions, Modes, Conditionals):
             m = self.meanings.get(tok) if tok[0] == "\\" else None
             if type(m) is Macro:
                 inner = len(self.taken)
-                self._expand(tok, m)
+                if not self._expand(tok, m):
+                    break
                 del self.taken[inner:]
                 continue
             if m in ("csname", "expandafter"):
@@ -558,7 +603,9 @@ class Expander(Definitions, Modes, Conditionals):
         return None
 
 
-_EXPANDABLE = frozenset({"else", "fi", "or", "csname", "expandafter", "noexpand", "ifnextchar", "ifstar"})
+_EXPANDABLE = frozenset(
+    {"else", "fi", "or", "csname", "expandafter", "noexpand", "ifnextchar", "ifstar", "strcmp"}
+)
 
 
 def _unbrace(tokens: list[str]) -> list[str]:

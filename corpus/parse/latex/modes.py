@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corpus.parse.latex.definitions import RAW_ENV_ARGUMENTS
 from corpus.parse.latex.environments import MATH_ENVS
 from corpus.parse.latex.tokens import SKIPPED
 
@@ -75,6 +76,9 @@ class Modes:
         self._emit(tok)
 
     def _math_shift(self) -> None:
+        """``$``: math opened in text, closed in math; ``$$`` a display. A ``$`` inside a group
+        of a formula (or anywhere in a display) is in a box TeX sets as text (``\\node{$x$}``,
+        ``\\scalebox{.5}{$k$}``, else the paper would not compile): math inside it."""
         if self.mode == TEXT:
             nxt = self._peek()
             if nxt == "$":
@@ -85,16 +89,18 @@ class Modes:
                 self._open("$", mode=INLINE)
                 self._emit("$")
             return
-        top = self._math_group()
-        if top is None:  # $ inside a display environment: TeX's error, no text
-            self._warn(f"unclosed_math: $ inside display math on line {self._line()} dropped")
-            return
-        if top.kind == "$$":
+        top = self.groups[-1] if self.groups else None
+        if top is not None and top.kind == "$$":
             if self._peek() == "$":
                 self._take()
             else:
                 self._warn(f"unclosed_math: Display math should end with $$ (line {self._line()})")
-        self._close_math()
+            self._close_math()
+        elif top is not None and top.kind == "$":
+            self._close_math()
+        else:
+            self._open("$", mode=INLINE)
+            self._emit("$")
 
     def _math_group(self) -> Group | None:
         for g in reversed(self.groups):
@@ -121,6 +127,10 @@ class Modes:
     def _h_math(self, tok: str) -> None:
         """``\\(`` ``\\)`` ``\\[`` ``\\]``: LaTeX's math delimiters, paired like ``$`` and ``$$``."""
         opening = tok in ("\\(", "\\[")
+        if opening and self.mode != TEXT and self.groups and self.groups[-1].kind not in ("$", "$$"):
+            self._open("$", mode=INLINE) if tok == "\\(" else self._open("$$", mode=DISPLAY)
+            self._emit("$" if tok == "\\(" else "\\begin{displaymath}")  # in a box inside a formula
+            return
         if opening and self.mode == TEXT:
             if tok == "\\(":
                 self._open("$", mode=INLINE)
@@ -181,6 +191,8 @@ class Modes:
             mode = INLINE
         self._open("env", name, mode)
         self._emit("\\begin{" + name + "}")
+        if name in RAW_ENV_ARGUMENTS:
+            self.raw_arguments(RAW_ENV_ARGUMENTS[name])
 
     def _h_end(self, tok: str) -> None:
         name_tokens = self._env_name()

@@ -27,7 +27,7 @@ SKIPPED = "\x00"  # blanks after a control word
 PAR = "\x01"  # a blank line
 PARAM = "\x02"  # #n in a macro body (the digit follows)
 NO_VALUE = "\x03"  # an xparse optional argument not given (-NoValue-)
-MARKERS = (SKIPPED, PAR, PARAM, NO_VALUE)
+BODY_END = "\x04"  # where a macro's expansion ends (the name follows): for catching recursion
 
 _WS = r"[ \t]*(?:\n(?![ \t]*\n)[ \t]*)?"  # what TeX skips after a control word (one line end at most)
 _REST = (
@@ -53,7 +53,7 @@ _SWITCHES = {
     "ExplSyntaxOn": _EXPL,
     "ExplSyntaxOff": _PLAIN,
 }
-_CONTROL = re.compile(r"[\x00-\x03]")
+_CONTROL = re.compile(r"[\x00-\x04]")
 
 
 def tokenize(text: str, at_letter: bool = False) -> list[str]:
