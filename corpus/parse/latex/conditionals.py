@@ -225,11 +225,9 @@ class Conditionals:
             return False
         if kind == "if:mmode":
             return self.mode != 0
-        if kind == "if:char":
-            a, b = self._expanded_char(), self._expanded_char()
-            if a is None or b is None or a[0] == "\\" or b[0] == "\\":
-                return None
-            return a == b
+        if kind == "if:char":  # character codes; two commands that do not expand are equal
+            a, b = self._char_code(self._expanded_char()), self._char_code(self._expanded_char())
+            return None if a is None or b is None else a == b
         if kind == "if:x":
             a, b = self._take_char(), self._take_char()
             if a is None or b is None:
@@ -253,6 +251,13 @@ class Conditionals:
             name = self.csname()
             return None if name is None else self._is_defined("\\" + name)
         return None
+
+    def _char_code(self, tok: str | None) -> str | None:
+        """What ``\\if`` compares: a character, "" for a command known not to expand, None for
+        one only TeX knows."""
+        if tok is None or tok[0] != "\\":
+            return tok
+        return "" if type(self.meanings.get(tok)) is str else None
 
     def _is_defined(self, tok: str) -> bool | None:
         if tok in self.meanings:
@@ -308,7 +313,7 @@ class Conditionals:
             if type(m).__name__ == "Macro":
                 if not self._expand(t, m):
                     return t
-            elif m in ("strcmp", "csname", "expandafter"):
+            elif m in ("strcmp", "csname", "expandafter", "detokenize"):
                 self._handlers[m](t)
             else:
                 return t

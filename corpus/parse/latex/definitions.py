@@ -129,9 +129,7 @@ class Definitions:
         self.global_next = False
         if type(meaning) is Macro and self.discard:
             meaning.package = True
-            meaning.internals = tuple(
-                {t for t in meaning.body if t[0] == "\\" and ("@" in t or "_" in t or ":" in t)}
-            )
+            meaning.internals = tuple(t for t in set(meaning.body) if t[0] == "\\" and self._programming(t))
         if global_:
             if name in self.saved_names:
                 for g in self.groups:
@@ -148,17 +146,27 @@ class Definitions:
 
     def _programming(self, tok: str) -> bool:
         """Whether a package macro calling ``tok`` is TeX programming rather than a shorthand
-        for text: internals, definitions, ``\\csname``, TeX's conditionals. A package's macros
-        that do are kept as written (their code runs on states only TeX knows); the paper's own
+        for text: internals, definitions, ``\\csname``, conditionals on what only TeX knows (what
+        the expander decides itself, ``\\@ifnextchar``, ``\\ifx``, ``\\ifstrequal``, is not). A package's macros that
+        program are kept as written (their code runs on states only TeX knows); the paper's own
         are expanded."""
+        m = self.meanings.get(tok)
+        if type(m) is str:
+            return m in (
+                "def",
+                "let",
+                "newcommand",
+                "csname",
+                "expandafter",
+                "prefix",
+                "string",
+                "if:unknown",
+            )
+        if tok in KERNEL_MACROS:
+            return False
         if "@" in tok or "_" in tok or ":" in tok or tok in _PROGRAMMING:
             return True
-        m = self.meanings.get(tok)
-        if m is None:
-            return tok.startswith("\\if")
-        return type(m) is str and (
-            m.startswith("if:") or m in ("def", "let", "newcommand", "csname", "expandafter")
-        )
+        return m is None and tok.startswith("\\if")
 
     def _defined(self) -> None:
         """A definition leaves no text; ``{}`` keeps the lines around it from joining into a blank one."""
@@ -401,6 +409,24 @@ class Definitions:
         nxt = self._take_char()
         if nxt is not None:
             self._emit("\\textbackslash{}" + nxt[1:] if nxt[0] == "\\" and len(nxt) > 1 else nxt)
+
+    def _h_relax(self, tok: str) -> None:
+        self._emit(tok)
+
+    def _h_detokenize(self, tok: str) -> None:
+        """e-TeX's ``\\detokenize{...}`` (expandable): its tokens as characters (the test
+        ``\\if\\relax\\detokenize{#1}\\relax`` asks whether an argument is empty)."""
+        mark = len(self.taken)
+        nxt = self._take_nonspace()
+        group = self._group() if nxt == "{" else None
+        if group is None:
+            self._rollback(mark)
+            self._emit(tok)
+            return
+        del self.taken[mark:]
+        text = detokenize(group)
+        if text:
+            self._push([text] if text[0] != "\\" else ["\\textbackslash{}", text[1:]])
 
     def _h_strcmp(self, tok: str) -> None:
         """pdfTeX's ``\\pdfstrcmp{a}{b}`` (expandable): -1, 0 or 1 as the expanded strings compare."""

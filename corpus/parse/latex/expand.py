@@ -63,6 +63,8 @@ _BUILTINS: dict[str, str] = {
     "\\expandafter": "expandafter",
     "\\noexpand": "noexpand",
     "\\string": "string",
+    "\\relax": "relax",
+    "\\detokenize": "detokenize",
     **dict.fromkeys(RAW_ARGUMENTS, "raw"),
     "\\@ifnextchar": "ifnextchar",
     "\\@ifstar": "ifstar",
@@ -604,7 +606,7 @@ class Expander(Definitions, Modes, Conditionals):
 
 
 _EXPANDABLE = frozenset(
-    {"else", "fi", "or", "csname", "expandafter", "noexpand", "ifnextchar", "ifstar", "strcmp"}
+    {"else", "fi", "or", "csname", "expandafter", "noexpand", "ifnextchar", "ifstar", "strcmp", "detokenize"}
 )
 
 

@@ -89,7 +89,7 @@ class Modes:
                 self._open("$", mode=INLINE)
                 self._emit("$")
             return
-        top = self.groups[-1] if self.groups else None
+        top = next((g for g in reversed(self.groups) if g.kind != "bg"), None)  # \\bgroup: a macro's
         if top is not None and top.kind == "$$":
             if self._peek() == "$":
                 self._take()
@@ -127,7 +127,8 @@ class Modes:
     def _h_math(self, tok: str) -> None:
         """``\\(`` ``\\)`` ``\\[`` ``\\]``: LaTeX's math delimiters, paired like ``$`` and ``$$``."""
         opening = tok in ("\\(", "\\[")
-        if opening and self.mode != TEXT and self.groups and self.groups[-1].kind not in ("$", "$$"):
+        top = next((g for g in reversed(self.groups) if g.kind != "bg"), None)
+        if opening and self.mode != TEXT and top is not None and top.kind not in ("$", "$$"):
             self._open("$", mode=INLINE) if tok == "\\(" else self._open("$$", mode=DISPLAY)
             self._emit("$" if tok == "\\(" else "\\begin{displaymath}")  # in a box inside a formula
             return
