@@ -149,6 +149,7 @@ class Conditionals:
         if type(kind) is tuple:
             kind = self.meanings.get(kind[1])
         mark = len(self.taken)
+        self.cond_at = self.pos
         if kind == "if:case":
             n = self._number()
             if n is None:
@@ -186,7 +187,9 @@ class Conditionals:
         self.conds.append("U")
 
     def _incomplete(self, tok: str) -> None:
-        self._warn(f"unclosed_conditional: {tok} on line {self._line()} never closed by \\fi; its text kept")
+        self._warn(
+            f"unclosed_conditional: {tok} on line {{line}} never closed by \\fi; its text kept", self.cond_at
+        )
         self._emit(tok)
         self.conds.append("U")
 

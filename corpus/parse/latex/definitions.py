@@ -64,7 +64,7 @@ def _body(tokens: list[str]) -> Macro:
         body.append(t)
         i += 1
     defined = {_defined_name(body, k) for k, t in enumerate(body) if t in _DEFINERS}
-    internals = tuple({t for t in body if t[0] == "\\" and ("@" in t or "_" in t or ":" in t)} - defined)
+    internals = tuple({t for t in body if t[0] == "\\" and _internal(t)} - defined)
     names = set(body)
     if names & _CREDIT_NOTE and names & _CREDIT_MARK:  # \blfootnote{Equal contribution}: an author note
         return Macro([])
@@ -86,6 +86,12 @@ RAW_ENV_ARGUMENTS = {
 }
 _LET_TO_CHAR = {"\\bgroup": "{", "\\egroup": "}", "\\sp": "^", "\\sb": "_"}  # the kernel's \\let copies
 _DEFINERS = frozenset("\\def \\gdef \\edef \\xdef \\let \\newcommand \\renewcommand \\providecommand".split())
+
+
+def _internal(tok: str) -> bool:
+    """A control word named as the kernel's and packages' internals are (``\\@title``,
+    ``\\tl_set:Nn``), not a control symbol (``\\_``)."""
+    return len(tok) > 2 and ("@" in tok or "_" in tok or ":" in tok)
 
 
 def _defined_name(body: list[str], k: int) -> str:
@@ -164,7 +170,7 @@ class Definitions:
             )
         if tok in KERNEL_MACROS:
             return False
-        if "@" in tok or "_" in tok or ":" in tok or tok in _PROGRAMMING:
+        if _internal(tok) or tok in _PROGRAMMING:
             return True
         return m is None and tok.startswith("\\if")
 

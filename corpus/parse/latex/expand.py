@@ -26,7 +26,7 @@ from corpus.parse.latex.recovery import balance_braces
 from corpus.parse.latex.tokens import BODY_END, NO_VALUE, PAR, PARAM, SKIPPED, text_of, tokenize, verbatim
 
 _DEFAULT_LIMIT = 2_000_000  # tokens pushed by expansion, beyond the text's own: macro_blowup
-_LOOP_LIMIT = 20_000  # expansions without reading on in the source: a loop, given up
+_LOOP_LIMIT = 50_000  # expansions without reading on in the source: macro_blowup
 _MAX_WARNINGS = 50
 _MAX_NESTING = 64  # a macro expanded inside its own expansion this deep: a loop TeX would not end
 
@@ -121,6 +121,7 @@ class Expander(Definitions, Modes, Conditionals):
         self.since_source = 0
         self.warned = 0
         self.line_at = (0, 1)
+        self.macro_at = self.cond_at = 0
         self.saved_names: set[str] = set()
         self.active: dict[str, int] = {}  # macros whose expansion is being read, and how deep
 
@@ -360,9 +361,12 @@ class Expander(Definitions, Modes, Conditionals):
         self.out.append(tok)
         self.last_cw = tok[0] == "\\" and tok[-1].isalpha()
 
-    def _warn(self, message: str) -> None:
+    def _warn(self, message: str, at: int | None = None) -> None:
+        """A warning for the paper; ``at``: the source position whose line ``{line}`` names."""
         if self.warnings is not None and not self.in_package and self.warned < _MAX_WARNINGS:
             self.warned += 1
+            if at is not None:
+                message = message.replace("{line}", str("".join(self.src[:at]).count("\n") + 1))
             self.warnings.append(message)
 
     def _line(self) -> int:
@@ -370,6 +374,7 @@ class Expander(Definitions, Modes, Conditionals):
         many warnings stay linear."""
         if self.pos < self.line_at[0]:
             self.line_at = (0, 1)
+        self.macro_at = self.cond_at = 0
         at, line = self.line_at
         line += "".join(self.src[at : self.pos]).count("\n")
         self.line_at = (self.pos, line)
@@ -417,6 +422,8 @@ class Expander(Definitions, Modes, Conditionals):
                 self._par(tok)
             elif c == BODY_END:
                 self._body_end(tok)
+            elif c == SKIPPED and not self.last_cw and self.mode == TEXT:
+                continue  # the blanks after a control word that left no text: TeX skipped them
             else:
                 self._emit(tok)
 
@@ -454,6 +461,7 @@ class Expander(Definitions, Modes, Conditionals):
             )
             return False
         mark = len(self.taken)
+        self.macro_at = self.pos
         args = self._arguments(tok, m)
         if args is None:
             self._rollback(mark)
@@ -472,11 +480,10 @@ class Expander(Definitions, Modes, Conditionals):
         if not args and self.mode == TEXT:
             self._skip_blank()  # TeX skipped the blanks after the name (in math they part symbols)
         self.since_source += 1
-        if self.since_source > _LOOP_LIMIT:
-            self._warn(f"macro_loop: {tok} expanded {_LOOP_LIMIT} times without reading on; left as it is")
-            self.pending.clear()
-            self.active.clear()
-            return False
+        if self.since_source > _LOOP_LIMIT:  # growing without end (TeX: capacity exceeded)
+            raise LatexError(
+                "macro_blowup", f"{tok} expanded {_LOOP_LIMIT} times without reading on in the text"
+            )
         self.pending.append(BODY_END + tok)
         self.active[tok] = self.active.get(tok, 0) + 1
         self._push(body)
@@ -486,12 +493,17 @@ class Expander(Definitions, Modes, Conditionals):
         args: list[list[str]] = []
         if m.params is not None:
             if m.params[0] and not self._match(m.params[0]):
-                self._warn(f"macro_mismatch: use of {tok} doesn't match its definition (line {self._line()})")
+                self._warn(
+                    f"macro_mismatch: use of {tok} doesn't match its definition (line {{line}})",
+                    self.macro_at,
+                )
                 return None
             for delim in m.params[1:]:
                 arg = self._delimited(delim, long=False) if delim else self._argument()
                 if arg is None:
-                    self._warn(f"runaway_argument: {tok} on line {self._line()}: its argument never ends")
+                    self._warn(
+                        f"runaway_argument: {tok} on line {{line}}: its argument never ends", self.macro_at
+                    )
                     return None
                 args.append(arg)
             return args

@@ -35,7 +35,9 @@ class Group:
     kind: str  # "{", "$", "$$", "env", "bg"
     mode: int  # the mode outside it
     name: str = ""
-    wrapped: bool = False  # a font switch's \mathxx{ is open in it
+    at: int = 0  # where in the source it was opened (for warnings)
+    font: str = ""  # the math alphabet a switch put in force in it (``mathrm``)
+    wrapped: bool = False  # that alphabet's ``\mathrm{`` is open in the text
     saved: dict | None = None  # meanings its local assignments replaced
 
 
@@ -43,9 +45,28 @@ class Modes:
     """The group and mode half of :class:`~corpus.parse.latex.expand.Expander`."""
 
     def _open(self, kind: str, name: str = "", mode: int | None = None) -> None:
-        self.groups.append(Group(kind, self.mode, name))
+        """A group opened; in math a brace group inherits the alphabet in force, whose command
+        is closed before it (the rest of the parser reads flat ``\\mathbf{...}`` only)."""
+        parent = self.groups[-1] if self.groups else None
+        group = Group(kind, self.mode, name, self.pos)
+        self.groups.append(group)
         if mode is not None:
             self.mode = mode
+        if parent is not None and parent.font and kind == "{":
+            if parent.wrapped and not self.discard:
+                self.out.append("}")
+            parent.wrapped = False
+            if self.mode != TEXT:
+                group.font = parent.font
+
+    def _resume_font(self) -> None:
+        """The alphabet in force in the innermost group written again (after a group closed or
+        opened in it)."""
+        g = self.groups[-1] if self.groups else None
+        if g is not None and g.font and not g.wrapped and self.mode != TEXT:
+            self._emit("\\" + g.font + "{")
+            self.last_cw = False
+            g.wrapped = True
 
     def _pop(self) -> None:
         g = self.groups.pop()
@@ -74,6 +95,7 @@ class Modes:
                 self._pop()
         self._pop()
         self._emit(tok)
+        self._resume_font()
 
     def _math_shift(self) -> None:
         """``$``: math opened in text, closed in math; ``$$`` a display. A ``$`` inside a group
@@ -148,9 +170,11 @@ class Modes:
 
     def _par(self, tok: str) -> None:
         if self.mode in (INLINE, DISPLAY):
-            while self._math_group() is not None:
+            while (g := self._math_group()) is not None:
                 self._warn(
-                    f"unclosed_math: Missing $ inserted: math never closed before the paragraph ending on line {self._line()}"
+                    "unclosed_math: math opened on line {line} never closed; closed where its paragraph "
+                    "ends (Missing $ inserted)",
+                    g.at,
                 )
                 self._close_math()
         if self.mode == ENV:
@@ -225,9 +249,8 @@ class Modes:
         g = self.groups[-1]
         if g.wrapped and not self.discard:
             self.out.append("}")
-        self._emit("\\" + MATH_FONTS[tok] + "{")
-        self.last_cw = False
-        g.wrapped = True
+        g.font, g.wrapped = MATH_FONTS[tok], False
+        self._resume_font()
 
     def _h_textarg(self, tok: str) -> None:
         """``\\text{...}`` in math: its argument is text again (a ``$`` in it opens math)."""
