@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corpus.parse.latex.tokens import PAR, PARAM, SKIPPED, detokenize, tokenize
+from corpus.parse.latex.tokens import PAR, PARAM, SKIPPED, detokenize, text_of, tokenize
 from corpus.parse.latex.xparse import parse_spec
 
 # Commands the parser interprets itself: a definition in the paper must not hide them.
@@ -64,20 +64,26 @@ def _body(tokens: list[str]) -> Macro:
         body.append(t)
         i += 1
     defined = {_defined_name(body, k) for k, t in enumerate(body) if t in _DEFINERS}
-    internals = tuple({t for t in body if t[0] == "\\" and _internal(t)} - defined)
+    internals = tuple({t for t in body if t[0] == "\\" and (_internal(t) or t in DRAWING)} - defined)
     names = set(body)
     if names & _CREDIT_NOTE and names & _CREDIT_MARK:  # \blfootnote{Equal contribution}: an author note
         return Macro([])
     return Macro(body, internals=internals, substitute=any(t[0] == PARAM for t in body))
 
 
-_PROGRAMMING = frozenset(
+# A symbol drawn from boxes and font slots (``\\def\\lta{\\mathrel{\\spose{\\lower 3pt\\hbox{$\\mathchar"218$}}...}}``):
+# its expansion is no text, so the macro is kept as written (text.py knows the usual names).
+DRAWING = frozenset(
+    "\\mathchar \\mathchoice \\halign \\valign \\vcenter \\offinterlineskip \\lower \\raise \\spose \\rlap "
+    "\\llap \\char \\mathaccent \\delimiter \\radical".split()
+)
+_PROGRAMMING = DRAWING | frozenset(
     "\\else \\fi \\or \\futurelet \\catcode \\typeout \\string \\global \\aftergroup \\afterassignment "
     "\\relax \\noexpand \\the \\number \\romannumeral \\loop \\repeat \\message \\write \\immediate".split()
 )
 # Arguments that are code, not text: column specs (``>{$}c<{$}`` holds math shifts that are no
 # formula), after the command or after ``\\begin{env}``.
-RAW_ARGUMENTS = {"\\multicolumn": "mm", "\\newcolumntype": "mom", "\\renewcolumntype": "mom"}
+RAW_ARGUMENTS = {"\\multicolumn": "mm"}
 RAW_ENV_ARGUMENTS = {
     **dict.fromkeys(
         "tabular array longtable supertabular NiceTabular NiceArray tblr mpsupertabular".split(), "om"
@@ -320,9 +326,9 @@ class Definitions:
         self._skip_blank()
 
     def _h_stored(self, tok: str) -> None:
-        """``\\newenvironment`` and the like: code kept for later, not run now (the later stages
-        read environment definitions as written); ``\\DeclareOption`` code runs only when the
-        option is given, so not here."""
+        """``\\newenvironment`` and the like: code kept for later, not run now, and no text where
+        it stands (the later stages read environment definitions as written, from ``stored``); ``\\DeclareOption`` code runs only when the
+        option is given, so not here; a ``\\newcolumntype`` is code for tables, no text."""
         mark = len(self.taken)
         parts = [tok]
         star = self._take_nonspace()
@@ -333,7 +339,8 @@ class Definitions:
         elif star is not None:
             self._untake(star)
         document = "Document" in tok
-        count = 4 if document else 2 if tok == "\\DeclareOption" else 3
+        dropped = tok in ("\\DeclareOption", "\\newcolumntype", "\\renewcolumntype")
+        count = 4 if document else 2 if dropped else 3
         for k in range(count):
             if k == 1 and not document and tok != "\\DeclareOption":
                 for _ in range(2):
@@ -349,12 +356,9 @@ class Definitions:
             if tok == "\\DeclareOption" and parts[1:2] == ["*"]:
                 break
         del self.taken[mark:]
-        if tok == "\\DeclareOption":
-            self._defined()
-            return
-        if not self.discard:
-            self.out.extend(parts)
-            self.last_cw = False
+        if not dropped and not self.in_package:
+            self.stored.append(text_of(parts))  # read by environments.user_environments
+        self._defined()
 
     def _h_raw(self, tok: str) -> None:
         """A command whose first arguments are code, not text (a column spec ``>{$}c<{$}``):

@@ -34,7 +34,6 @@ _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".spli
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
-DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment was
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")

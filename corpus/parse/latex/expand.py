@@ -51,7 +51,8 @@ _BUILTINS: dict[str, str] = {
     **dict.fromkeys(
         (
             "\\newenvironment \\renewenvironment \\NewDocumentEnvironment \\RenewDocumentEnvironment "
-            "\\ProvideDocumentEnvironment \\DeclareDocumentEnvironment \\DeclareOption"
+            "\\ProvideDocumentEnvironment \\DeclareDocumentEnvironment \\DeclareOption \\newcolumntype "
+            "\\renewcolumntype"
         ).split(),
         "stored",
     ),
@@ -100,6 +101,7 @@ class Expander(Definitions, Modes, Conditionals):
         self.warnings = warnings
         self.limit = limit
         self.protected: frozenset[str] = frozenset()
+        self.stored: list[str] = []  # the paper's environment definitions, as written
         self._handlers = {
             tag: getattr(self, "_h_conditional" if tag.startswith("if:") else "_h_" + tag)
             for tag in set(_BUILTINS.values())
@@ -387,6 +389,7 @@ class Expander(Definitions, Modes, Conditionals):
         pending = self.pending
         src = self.src
         handlers = self._handlers
+        out = self.out
         while True:
             if pending:
                 tok = pending.pop()
@@ -414,6 +417,8 @@ class Expander(Definitions, Modes, Conditionals):
             elif c == "{":
                 self._open("{")
                 self._emit(tok)
+                if self.groups[-1].font:
+                    self._resume_font()
             elif c == "}":
                 self._close_brace(tok)
             elif c == "$":
@@ -424,8 +429,11 @@ class Expander(Definitions, Modes, Conditionals):
                 self._body_end(tok)
             elif c == SKIPPED and not self.last_cw and self.mode == TEXT:
                 continue  # the blanks after a control word that left no text: TeX skipped them
-            else:
-                self._emit(tok)
+            elif not self.discard:  # a run of text (the common case, written here)
+                if self.last_cw and c.isalpha():
+                    out.append(" ")
+                out.append(tok)
+                self.last_cw = False
 
     def _meaning(self, tok: str, m: tuple) -> None:
         """A ``\\let`` copy of what TeX alone knows (written as its original), or a switch
@@ -644,14 +652,17 @@ def _first_space(tok: str) -> int:
     return -1
 
 
-def expand_source(source: LatexSource, interpreted: frozenset[str], warnings: list[str] | None = None) -> str:
+def expand_source(
+    source: LatexSource, interpreted: frozenset[str], warnings: list[str] | None = None
+) -> tuple[str, list[str]]:
     """A paper's LaTeX read as TeX reads it (verbatim first, braces repaired as TeX recovers,
     then tokens expanded), written back as regular LaTeX. The e-print's own packages are read
     first for their definitions; ``interpreted``: commands the parser reads itself, which a
-    package must not redefine (the paper itself may, but not :data:`PROTECTED`)."""
+    package must not redefine (the paper itself may, but not :data:`PROTECTED`). Also the
+    paper's environment definitions (``\\newenvironment``), which leave no text."""
     text = balance_braces(verbatim(source.text), warnings)
     expander = Expander(warnings)
     for name, package in source.packages.items():
         if name.endswith(".sty"):
             expander.define_from(verbatim(package), PROTECTED | interpreted)
-    return text_of([expander.expand(text, PROTECTED)])
+    return text_of([expander.expand(text, PROTECTED)]), expander.stored

@@ -91,7 +91,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     ``unbalanced_braces`` past repair, ``macro_blowup``) for broken input. What TeX recovers
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
-    text = glossary(expand_source(source, INTERPRETED, warnings))
+    text, environments = expand_source(source, INTERPRETED, warnings)
+    text = glossary(text)
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
@@ -118,7 +119,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         parser_version=PARSER_NAME,
     )
 
-    definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
+    definitions = "\n".join(
+        [preamble, *environments, *source.packages.values()]
+    )  # the paper's and its .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)

@@ -105,6 +105,9 @@ _SYMBOLS = {
     "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
     "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
     "prime": "′",  # unimathsymbols' (pylatexenc gives an apostrophe)
+    # astronomers' "less/greater than about", drawn from boxes in their macro files (expand.py keeps them)
+    "lsim": "≲", "gsim": "≳", "lta": "≲", "gta": "≳", "simlt": "≲", "simgt": "≳", "lesssim": "≲",
+    "gtrsim": "≳", "la": "≲", "ga": "≳",
 }  # fmt: skip
 # The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
 _AAS_JOURNALS = {
