@@ -81,7 +81,14 @@ class Modes:
         self.mode = g.mode
 
     def _close_brace(self, tok: str) -> None:
-        if not any(g.kind == "{" for g in self.groups):
+        groups = self.groups
+        if groups and groups[-1].kind == "{" and not groups[-1].wrapped and not groups[-1].saved:
+            self.mode = groups.pop().mode  # the common case: a plain group closes
+            self._emit(tok)
+            if groups and groups[-1].font:
+                self._resume_font()
+            return
+        if not any(g.kind == "{" for g in groups):
             self._emit(tok)  # a } closing nothing (the text was balanced: it came from a macro)
             return
         while self.groups[-1].kind != "{":
