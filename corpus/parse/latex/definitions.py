@@ -74,8 +74,8 @@ def _body(tokens: list[str]) -> Macro:
 # A symbol drawn from boxes and font slots (``\\def\\lta{\\mathrel{\\spose{\\lower 3pt\\hbox{$\\mathchar"218$}}...}}``):
 # its expansion is no text, so the macro is kept as written (text.py knows the usual names).
 DRAWING = frozenset(
-    "\\mathchar \\mathchoice \\halign \\valign \\vcenter \\offinterlineskip \\lower \\raise \\spose \\rlap "
-    "\\llap \\char \\mathaccent \\delimiter \\radical".split()
+    "\\mathchar \\mathchoice \\halign \\valign \\vcenter \\offinterlineskip \\spose \\char \\mathaccent "
+    "\\delimiter \\radical".split()
 )
 _PROGRAMMING = DRAWING | frozenset(
     "\\else \\fi \\or \\futurelet \\catcode \\typeout \\string \\global \\aftergroup \\afterassignment "
