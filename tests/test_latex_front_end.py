@@ -195,3 +195,22 @@ def test_showyourwork_values_print(shared_data) -> None:
     text = " ".join(p.text for p in doc.body_text)
     assert "local maximums occurring at primary masses of 9.9^+0.67_-0.48 M_⊙" in text
     assert "[MassDistribution]" not in text
+
+
+def test_definitions_leave_no_text() -> None:
+    """Where a definition stands nothing is printed, whatever it defines: a column type (a
+    particle-physics paper printed "C[1]>p#1"), a redefined ``thebibliography`` environment
+    ("thebibliography[1] #1"), algpseudocode's blocks ("[1] #1"); an environment defined in
+    the body still wraps its table for the later stages."""
+    body = (
+        "First.\n\\newcolumntype{C}[1]{>{\\centering\\arraybackslash}p{#1}}\n"
+        "\\renewenvironment{thebibliography}[1]{\\section*{References}}{}\n"
+        "\\algdef{SE}[DOWHILE]{Do}{doWhile}{\\algorithmicdo}[1]{\\algorithmicwhile\\ #1}\n"
+        "\\algnewcommand{\\IIf}[1]{\\State\\algorithmicif\\ #1}\n"
+        "\\newenvironment{results}{\\begin{table}}{\\end{table}}\n"
+        "Last.\n\\begin{results}\\caption{Numbers.}\\begin{tabular}{C{2cm}}1\\end{tabular}\\end{results}"
+    )
+    text = f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    assert [p.text for p in doc.body_text] == ["First. Last."]
+    assert [e.text for e in doc.ref_entries.values() if e.type == "table"] == ["Numbers."]

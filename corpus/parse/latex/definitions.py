@@ -360,6 +360,25 @@ class Definitions:
             self.stored.append(text_of(parts))  # read by environments.user_environments
         self._defined()
 
+    def _h_algdef(self, tok: str) -> None:
+        """algpseudocode's ``\\algdef{SE}[DOWHILE]{Do}{doWhile}{\\algorithmicdo}[1]{...}``: a block's
+        commands defined for ``algorithmic`` (no text where the definition stands)."""
+        mark = len(self.taken)
+        flags = self._argument()
+        count = sum(1 for c in detokenize(flags) if c in "SEC") if flags is not None else 0
+        self._optional()
+        ok = flags is not None and all(self._argument() is not None for _ in range(count))
+        for _ in range(count if ok else 0):
+            self._optional()
+            self._optional()
+            ok = ok and self._argument() is not None
+        if not ok:
+            self._rollback(mark)
+            self._emit(tok)
+            return
+        del self.taken[mark:]
+        self._defined()
+
     def _h_raw(self, tok: str) -> None:
         """A command whose first arguments are code, not text (a column spec ``>{$}c<{$}``):
         written as they are, never run."""

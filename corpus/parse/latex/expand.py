@@ -36,6 +36,7 @@ _BUILTINS: dict[str, str] = {
         (
             "\\newcommand \\renewcommand \\providecommand \\DeclareRobustCommand \\newrobustcmd "
             "\\renewrobustcmd \\providerobustcmd \\knowledgenewrobustcmd \\knowledgerenewrobustcmd "
+            "\\algnewcommand \\algrenewcommand "
             "\\DeclareMathOperator"
         ).split(),
         "newcommand",
@@ -57,6 +58,7 @@ _BUILTINS: dict[str, str] = {
         "stored",
     ),
     "\\DeclarePairedDelimiter": "paired",
+    "\\algdef": "algdef",
     "\\let": "let",
     **dict.fromkeys("\\global \\long \\protected \\outer".split(), "prefix"),
     "\\csname": "csname",
