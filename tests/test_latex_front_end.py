@@ -214,3 +214,25 @@ def test_definitions_leave_no_text() -> None:
     doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
     assert [p.text for p in doc.body_text] == ["First. Last."]
     assert [e.text for e in doc.ref_entries.values() if e.type == "table"] == ["Numbers."]
+
+
+def test_the_papers_environments_expand_as_latex_expands_them() -> None:
+    """``\\newenvironment{name}[n]{begin}{end}``: ``\\begin{name}{args}`` is its begin code, as LaTeX
+    runs it (a population-genetics paper's ``taocpalg`` prints "Algorithm W. (...)"), and an
+    environment that wraps a float is that float; environments the parser reads by name
+    (``abstract``) are not redefined by the paper."""
+    preamble = (
+        "\\newenvironment{proofof}[1]{\\noindent\\textit{Proof of #1.}}{\\hfill$\\square$}\n"
+        "\\newenvironment{results}{\\begin{table}}{\\end{table}}\n"
+        "\\renewenvironment{abstract}{\\section*{Summary}}{}\n"
+    )
+    body = (
+        "\\begin{abstract}Short.\\end{abstract}\nText.\n\n"
+        "\\begin{proofof}{Lemma 2} It holds. \\end{proofof}\n\n"
+        "\\begin{results}\\caption{Counts.}\\begin{tabular}{l}1\\end{tabular}\\end{results}"
+    )
+    text = f"\\documentclass{{article}}\n{preamble}\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    doc = parse_latex(LatexSource(main="m.tex", text=text), "t")
+    assert [p.text for p in doc.abstract] == ["Short."]
+    assert [p.text for p in doc.body_text] == ["Text.", "Proof of Lemma 2. It holds. □"]
+    assert [e.text for e in doc.ref_entries.values() if e.type == "table"] == ["Counts."]

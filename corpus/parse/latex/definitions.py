@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corpus.parse.latex.environments import INTERPRETED_ENVS
 from corpus.parse.latex.tokens import PAR, PARAM, SKIPPED, detokenize, text_of, tokenize
 from corpus.parse.latex.xparse import parse_spec
 
@@ -71,11 +72,15 @@ def _body(tokens: list[str]) -> Macro:
     return Macro(body, internals=internals, substitute=any(t[0] == PARAM for t in body))
 
 
-# A symbol drawn from boxes and font slots (``\\def\\lta{\\mathrel{\\spose{\\lower 3pt\\hbox{$\\mathchar"218$}}...}}``):
-# its expansion is no text, so the macro is kept as written (text.py knows the usual names).
+# Typesetting programmed from boxes, registers and font slots: a symbol drawn
+# (``\\def\\lta{\\mathrel{\\spose{\\lower 3pt\\hbox{$\\mathchar"218$}}...}}``), a box measured
+# (``\\setbox0\\hbox{..}\\algindent=\\wd0``): its expansion is no text, so a macro built on it is kept
+# as written (text.py knows the usual symbols' names).
 DRAWING = frozenset(
     "\\mathchar \\mathchoice \\halign \\valign \\vcenter \\offinterlineskip \\spose \\char \\mathaccent "
-    "\\delimiter \\radical".split()
+    "\\delimiter \\radical \\setbox \\wd \\ht \\dp \\box \\copy \\unhbox \\unvbox \\dimen \\count "
+    "\\skip \\advance \\multiply \\divide \\newdimen \\newcount \\newskip \\newbox \\hangindent "
+    "\\hangafter \\parshape".split()
 )
 _PROGRAMMING = DRAWING | frozenset(
     "\\else \\fi \\or \\futurelet \\catcode \\typeout \\string \\global \\aftergroup \\afterassignment "
@@ -327,8 +332,9 @@ class Definitions:
 
     def _h_stored(self, tok: str) -> None:
         """``\\newenvironment`` and the like: code kept for later, not run now, and no text where
-        it stands (the later stages read environment definitions as written, from ``stored``); ``\\DeclareOption`` code runs only when the
-        option is given, so not here; a ``\\newcolumntype`` is code for tables, no text."""
+        it stands (the later stages read environment definitions as written, from ``stored``);
+        ``\\DeclareOption`` code runs only when the option is given, so not here; a
+        ``\\newcolumntype`` is code for tables, no text."""
         mark = len(self.taken)
         parts = [tok]
         star = self._take_nonspace()
@@ -341,24 +347,45 @@ class Definitions:
         document = "Document" in tok
         dropped = tok in ("\\DeclareOption", "\\newcolumntype", "\\renewcolumntype")
         count = 4 if document else 2 if dropped else 3
+        args: list[list[str]] = []
+        options: list[list[str]] = []
         for k in range(count):
             if k == 1 and not document and tok != "\\DeclareOption":
                 for _ in range(2):
                     opt = self._optional()
                     if opt is not None:
+                        options.append(opt)
                         parts += ["[", *opt, "]"]
             arg = self._argument()
             if arg is None:
                 self._rollback(mark)
                 self._emit(tok)
                 return
+            args.append(arg)
             parts += ["{", *arg, "}"]
             if tok == "\\DeclareOption" and parts[1:2] == ["*"]:
                 break
         del self.taken[mark:]
         if not dropped and not self.in_package:
             self.stored.append(text_of(parts))  # read by environments.user_environments
+            if not document:
+                self._environment(args, options)
         self._defined()
+
+    def _environment(self, args: list[list[str]], options: list[list[str]]) -> None:
+        """``\\newenvironment{name}[n][default]{begin}{end}`` of the paper: ``\\begin{name}``
+        expands to its begin code (arguments read after it) and ``\\end{name}`` to its end code,
+        as LaTeX's ``\\name`` and ``\\endname``; not for environments the parser reads by name."""
+        name = detokenize(args[0])
+        nargs = detokenize(options[0]) if options else "0"
+        if not name or name in INTERPRETED_ENVS or not nargs.isdigit() or int(nargs) > 9:
+            return
+        begin, end = _body(args[1]), _body(args[2])
+        begin.nargs = int(nargs)
+        if len(options) > 1:
+            begin.default = options[1]
+        self._define("\\begin{" + name + "}", begin)
+        self._define("\\end{" + name + "}", end)
 
     def _h_algdef(self, tok: str) -> None:
         """algpseudocode's ``\\algdef{SE}[DOWHILE]{Do}{doWhile}{\\algorithmicdo}[1]{...}``: a block's

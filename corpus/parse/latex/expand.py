@@ -23,7 +23,17 @@ from corpus.parse.latex.conditionals import CONDITIONAL_BUILTINS, Conditionals
 from corpus.parse.latex.definitions import KERNEL_MACROS, PROTECTED, RAW_ARGUMENTS, Definitions, Macro
 from corpus.parse.latex.modes import MATH_FONTS, TEXT, TEXT_ARGUMENT, Group, Modes
 from corpus.parse.latex.recovery import balance_braces
-from corpus.parse.latex.tokens import BODY_END, NO_VALUE, PAR, PARAM, SKIPPED, text_of, tokenize, verbatim
+from corpus.parse.latex.tokens import (
+    BODY_END,
+    ENDS,
+    NO_VALUE,
+    PAR,
+    PARAM,
+    SKIPPED,
+    text_of,
+    tokenize,
+    verbatim,
+)
 
 _DEFAULT_LIMIT = 2_000_000  # tokens pushed by expansion, beyond the text's own: macro_blowup
 _LOOP_LIMIT = 50_000  # expansions without reading on in the source: macro_blowup
@@ -158,7 +168,7 @@ class Expander(Definitions, Modes, Conditionals):
         """The next token (pending expansion first), logged in ``taken`` for a rollback."""
         if self.pending:
             tok = self.pending.pop()
-            while tok[0] == BODY_END:
+            while tok[0] in ENDS:
                 self._body_end(tok)
                 if not self.pending:
                     return self._take()
@@ -197,11 +207,14 @@ class Expander(Definitions, Modes, Conditionals):
         """Expansions whose last token has been read are over (as TeX leaves a token list it
         has read to its end before reading on, so a macro calling itself last does not nest)."""
         pending = self.pending
-        while pending and pending[-1][0] == BODY_END:
+        while pending and pending[-1][0] in ENDS:
             self._body_end(pending.pop())
 
     def _body_end(self, tok: str) -> None:
-        self.active[tok[1:]] -= 1
+        if tok[0] == BODY_END:
+            self.active[tok[1:]] -= 1
+        else:
+            self.close_environment(tok[1:], emit=False)
 
     def _push(self, tokens: list[str]) -> None:
         self.pending.extend(reversed(tokens))
@@ -427,7 +440,7 @@ class Expander(Definitions, Modes, Conditionals):
                 self._math_shift()
             elif c == PAR:
                 self._par(tok)
-            elif c == BODY_END:
+            elif c in ENDS:
                 self._body_end(tok)
             elif c == SKIPPED and not self.last_cw and self.mode == TEXT:
                 continue  # the blanks after a control word that left no text: TeX skipped them

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from corpus.parse.latex.definitions import RAW_ENV_ARGUMENTS
 from corpus.parse.latex.environments import MATH_ENVS
-from corpus.parse.latex.tokens import SKIPPED
+from corpus.parse.latex.tokens import ENV_END, SKIPPED
 
 TEXT, INLINE, DISPLAY, ENV = 0, 1, 2, 3
 _DISPLAY_ENVS = MATH_ENVS - frozenset(
@@ -222,6 +222,9 @@ class Modes:
         elif self.mode == TEXT and name == "math":
             mode = INLINE
         self._open("env", name, mode)
+        code = self.meanings.get("\\begin{" + name + "}")  # the paper's environment: its begin code
+        if code is not None and not self.discard and self._expand("\\begin{" + name + "}", code):  # type: ignore[arg-type]
+            return
         self._emit("\\begin{" + name + "}")
         if name in RAW_ENV_ARGUMENTS:
             self.raw_arguments(RAW_ENV_ARGUMENTS[name])
@@ -232,6 +235,21 @@ class Modes:
             self._emit(tok)
             return
         name = "".join(name_tokens).replace(SKIPPED, "").strip()
+        code = self.meanings.get("\\end{" + name + "}")
+        if (
+            code is not None
+            and not self.discard
+            and any(g.kind == "env" and g.name == name for g in self.groups)
+        ):
+            self.pending.append(ENV_END + name)  # the paper's environment: its end code, then its group ends
+            if self._expand("\\end{" + name + "}", code):  # type: ignore[arg-type]
+                return
+            self.pending.pop()
+        self.close_environment(name, emit=True)
+
+    def close_environment(self, name: str, emit: bool) -> None:
+        """``\\end{name}``: the groups opened in the environment closed with it (math left open
+        closed with a warning), then ``\\end{name}`` written (``emit``)."""
         if any(g.kind == "env" and g.name == name for g in self.groups):
             while True:
                 g = self.groups[-1]
@@ -244,7 +262,8 @@ class Modes:
                 self._pop()
                 if g.kind == "env" and g.name == name:
                     break
-        self._emit("\\end{" + name + "}")
+        if emit:
+            self._emit("\\end{" + name + "}")
 
     def _h_font(self, tok: str) -> None:
         """``{\\rm NL}``, ``{\\cal H}``, ``{\\bf x}`` in math: the switch holds to the end of its

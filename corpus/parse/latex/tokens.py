@@ -28,6 +28,8 @@ PAR = "\x01"  # a blank line
 PARAM = "\x02"  # #n in a macro body (the digit follows)
 NO_VALUE = "\x03"  # an xparse optional argument not given (-NoValue-)
 BODY_END = "\x04"  # where a macro's expansion ends (the name follows): for catching recursion
+ENV_END = "\x05"  # where a paper environment's end code ends (its name follows): its group closes
+ENDS = BODY_END + ENV_END
 
 _WS = r"[ \t]*(?:\n(?![ \t]*\n)[ \t]*)?"  # what TeX skips after a control word (one line end at most)
 _REST = (
@@ -53,7 +55,7 @@ _SWITCHES = {
     "ExplSyntaxOn": _EXPL,
     "ExplSyntaxOff": _PLAIN,
 }
-_CONTROL = re.compile(r"[\x00-\x04]")
+_CONTROL = re.compile(r"[\x00-\x05]")
 
 
 def tokenize(text: str, at_letter: bool = False) -> list[str]:
