@@ -57,6 +57,13 @@ def test_a_page_landing_during_a_catch_up_run_reaches_every_release(tmp_path, sh
         CORPUS_GRAPH_CRON="* * * * *",
         CORPUS_DEPLOYMENT="inprocess",
     )
+    # The home's databases exist before the daemon and its code server start: two processes
+    # creating a fresh SQLite schedule store at once can both stamp its alembic revision
+    # ("more than one head present", then no run ever starts).
+    subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "instance", "migrate"],
+        cwd=home, env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
     log = tmp_path / "daemon.log"
     daemon = subprocess.Popen(
         [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")],
