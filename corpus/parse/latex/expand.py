@@ -255,10 +255,11 @@ class Expander(Definitions, Modes, Conditionals):
         return tok[0]
 
     def _group(self) -> list[str] | None:
-        """The tokens up to the ``}`` closing a group whose ``{`` was just taken."""
+        """The tokens up to the ``}`` closing a group whose ``{`` was just taken (from the
+        source, once no expansion is pending, in one scan: most arguments are there)."""
         depth = 0
         out: list[str] = []
-        while True:
+        while self.pending:
             tok = self._take()
             if tok is None:
                 return None
@@ -269,6 +270,20 @@ class Expander(Definitions, Modes, Conditionals):
             elif tok == "{":
                 depth += 1
             out.append(tok)
+        src, start = self.src, self.pos
+        for end in range(start, self.n):
+            tok = src[end]
+            if tok == "}":
+                if depth == 0:
+                    out += src[start:end]
+                    self.taken += src[start : end + 1]
+                    self.pos = end + 1
+                    self.since_source = 0
+                    return out
+                depth -= 1
+            elif tok == "{":
+                depth += 1
+        return None
 
     def _argument(self) -> list[str] | None:
         """An undelimited argument: a group's contents or one token (None: none can be read)."""
