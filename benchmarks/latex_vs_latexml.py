@@ -65,7 +65,8 @@ from pathlib import Path
 
 from lxml import etree
 
-from corpus.parse.latex import parse_eprint
+import corpus
+from corpus.parse.latex import PARSER_VERSION, parse_eprint
 
 HERE = Path(__file__).resolve().parent
 SCRATCH = Path(os.environ.get("LATEX_PAPERS_SCRATCH", "/work/scratch"))
@@ -878,7 +879,10 @@ def main(argv: list[str] | None = None) -> None:
             )
     if args.latexml_only:
         return
-    text = report(rows, args.top, f"Our LaTeX parser against LaTeXML {version}")
+    where_from = Path(corpus.__file__).resolve().parents[1]
+    text = report(
+        rows, args.top, f"Our LaTeX parser ({PARSER_VERSION}, {where_from}) against LaTeXML {version}"
+    )
     if args.report:
         args.report.write_text(text + "\n")
     else:
