@@ -307,6 +307,27 @@ def _text(el, skip=frozenset(_SKIP)) -> str:
 _INLINE = {"text", "emph", "sub", "sup", "glossaryref", "anchor", "ref", "del", "acronym"}
 
 
+def _cite_notes(cite, names: dict[str, list[list[str]]]) -> list[str]:
+    """The words a citation prints besides its references ("see e.g.", "Eq. (1)", "and references
+    therein"): ours prints them outside its cite spans, so they are body text on both sides.
+    LaTeXML prints author names as plain text: the cited items' names are taken out."""
+    left = words(_text(cite, frozenset({"ref", "bibref"}) | _SKIP).replace("\u00a0", " "))
+    for ref in cite.iter(NS + "ref"):
+        for name in names.get(ref.get("idref"), []):
+            if name and _sublist(left, name) is not None:
+                i = _sublist(left, name)
+                del left[i : i + len(name)]
+                break
+    return [w for w in left if w not in ("et", "al")]
+
+
+def _sublist(hay: list[str], needle: list[str]) -> int | None:
+    for i in range(len(hay) - len(needle) + 1):
+        if hay[i : i + len(needle)] == needle:
+            return i
+    return None
+
+
 def _internal(ref) -> bool:
     return bool(ref.get("labelref")) or (
         ref.get("idref") is not None and not ref.get("href", "").startswith("http")
@@ -324,6 +345,14 @@ def latexml_view(xml: bytes) -> View:
     root = etree.fromstring(xml, parser=etree.XMLParser(huge_tree=True, recover=True))
     view = View()
     bibkeys = {item.get(XMLID) for item in root.iter(NS + "bibitem")}
+    names = {  # what a citation prints of each item: its (short and full) author names
+        item.get(XMLID): [
+            words(_text(tag, frozenset()))
+            for tag in item.iter(NS + "tag")
+            if tag.get("role") in ("authors", "fullauthors")
+        ]
+        for item in root.iter(NS + "bibitem")
+    }
     view.bib = len(bibkeys)
     view.errors = sum(1 for _ in root.iter(NS + "ERROR"))
     title = root.find(NS + "title")
@@ -354,6 +383,7 @@ def latexml_view(xml: bytes) -> View:
                 view.cites_resolved += ref.get("idref") in bibkeys
             for missing in node.iter(NS + "bibref"):
                 view.cites += len((missing.get("bibrefs") or "").split(","))
+            out.append(" " + " ".join(_cite_notes(node, names)) + " ")
             return
         if name == "ref" and _internal(node):
             view.refs.append(_ref_number(node))
@@ -372,7 +402,8 @@ def latexml_view(xml: bytes) -> View:
             if node.get("mode") == "inline":
                 out.append(" " + _math_text(node) + " ")
             return
-        if name in _SKIP or name in _FRONT and name != "title":
+        theorem_head = name == "tag" and _local(node.getparent().tag) == "title"  # "Proposition 1."
+        if (name in _SKIP and not theorem_head) or name in _FRONT and name != "title":
             return
         if name == "title" and _local(node.getparent().tag) in _SECTIONING | {"document"}:
             return
@@ -475,8 +506,19 @@ def _limits() -> None:  # in the child, before exec
     resource.setrlimit(resource.RLIMIT_AS, (LATEXML_MEMORY, LATEXML_MEMORY))
 
 
-def run_latexml(eprint: Path, main: str, out: Path) -> Run:
-    """LaTeXML on ``main`` of the unpacked e-print, limited; the XML and a ``run.json`` go to ``out``."""
+def _cpu_s(pid: int) -> float:
+    """CPU seconds a running process has used so far (utime + stime)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_latexml(eprint: Path, main: str, out: Path, expl3_cpu_s: float | None = None) -> Run:
+    """LaTeXML on ``main`` of the unpacked e-print, limited; the XML and a ``run.json`` go to ``out``.
+    With ``expl3_cpu_s``, a run still loading expl3 (LaTeXML 0.8.7 digests ``expl3-code.tex``
+    for minutes, issue 43) after that many CPU seconds is stopped and said so."""
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="latexml-", dir=out.parent) as tmp:
         work = Path(tmp)
@@ -488,11 +530,15 @@ def run_latexml(eprint: Path, main: str, out: Path) -> Run:
         with open(out / "log.txt", "wb") as log:
             proc = subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_limits)
             deadline = start + LATEXML_WALL_S + 60
+            stopped = ""
             while True:
                 pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
                 if pid:
                     break
-                if time.perf_counter() > deadline:
+                used = _cpu_s(proc.pid)
+                if expl3_cpu_s is not None and used >= expl3_cpu_s and _loading_expl3(out / "log.txt"):
+                    stopped = f"stopped: still loading expl3 after {used:.0f} CPU s"
+                if time.perf_counter() > deadline or stopped:
                     proc.kill()
                     pid, status, usage = os.wait4(proc.pid, 0)
                     break
@@ -510,6 +556,8 @@ def run_latexml(eprint: Path, main: str, out: Path) -> Run:
             run.ok = True
             m = re.search(r"(Post-processing|Conversion) complete: ([^\n(]*)", log_text)
             run.status = m.group(2).strip() if m else "converted"
+        elif stopped:
+            run.status = stopped
         elif proc.returncode < 0 or run.cpu_s >= LATEXML_CPU_S - 1 or "timeout" in log_text[-2000:].lower():
             run.status = f"timeout (cpu {run.cpu_s:.0f} s, wall {run.wall_s:.0f} s)"
         else:
@@ -519,15 +567,27 @@ def run_latexml(eprint: Path, main: str, out: Path) -> Run:
     return run
 
 
+def _loading_expl3(log: Path) -> bool:
+    """Whether LaTeXML's log ends inside expl3's code (the last file it opened)."""
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 3000))
+            tail = fh.read().decode(errors="replace")
+    except OSError:
+        return False
+    opened = re.findall(r"\(Processing definitions (\S+)", tail)
+    return bool(opened) and "l3kernel" in opened[-1]
+
+
 def cached_latexml(
-    eprint: Path, main: str, cache: Path, version: str, convert: bool
+    eprint: Path, main: str, cache: Path, version: str, convert: bool, expl3_cpu_s: float | None = None
 ) -> tuple[Run | None, Path]:
     where = cache_dir(cache, eprint, version)
     if (where / "run.json").exists():
         return Run(**json.loads((where / "run.json").read_text())), where
     if not convert:
         return None, where
-    return run_latexml(eprint, main, where), where
+    return run_latexml(eprint, main, where, expl3_cpu_s), where
 
 
 def _ours_child(eprint: Path, slug: str, scratch: Path, out: Path) -> None:
@@ -839,6 +899,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--run-latexml", action="store_true", help="convert papers LaTeXML has not seen")
     ap.add_argument("--latexml-only", action="store_true", help="only fill the LaTeXML cache")
+    ap.add_argument(
+        "--expl3-cpu",
+        type=float,
+        default=None,
+        help="stop a LaTeXML run still loading expl3 after this many CPU s (default: the CPU limit)",
+    )
     args = ap.parse_args(argv)
 
     papers = read_manifest(args.manifest)
@@ -856,7 +922,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             main_name = Path(paper.main).name
             convert = args.run_latexml or args.latexml_only
-            lx, where = cached_latexml(eprint, main_name, args.cache, version, convert)
+            lx, where = cached_latexml(eprint, main_name, args.cache, version, convert, args.expl3_cpu)
             if args.latexml_only:
                 print(
                     f"{paper.slug}\t{lx.status}\tcpu {lx.cpu_s:.1f} s\twall {lx.wall_s:.0f} s\t{lx.peak_mb:.0f} MB",

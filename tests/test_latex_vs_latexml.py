@@ -79,7 +79,7 @@ _XML = """<?xml version="1.0" encoding="UTF-8"?>
       </XMApp></XMath></Math> and <Math mode="inline" tex="\\hat{h}"><XMath><XMApp>
       <XMTok role="OVERACCENT">^</XMTok><XMTok role="UNKNOWN">h</XMTok></XMApp></XMath></Math>
       as <cite class="ltx_citemacro_citep">(Smith, <ref idref="bib.bib1">2001</ref>;
-      Doe, <ref idref="bib.bib9">2002</ref>)</cite> show in Section <ref labelref="LABEL:sec2"
+      <ref class="ltx_missing_citation" idref="doe">doe</ref>)</cite> show in Section <ref labelref="LABEL:sec2"
       idref="S2"><text class="ltx_ref_tag">2</text></ref><note role="footnote"><tags><tag>1</tag></tags>A
       footnote here.</note> with <Math mode="inline"><XMath><XMDual><XMRef idref="m1.1"/><XMWrap>
       <XMApp xml:id="m1.1"><XMTok meaning="times" role="MULOP">&#8290;</XMTok><XMTok>d</XMTok>
@@ -87,7 +87,10 @@ _XML = """<?xml version="1.0" encoding="UTF-8"?>
     <equation xml:id="S1.E1"><Math mode="display"><XMath><XMTok>E</XMTok></XMath></Math></equation>
     <figure xml:id="S1.F1"><tags><tag>Figure 1</tag></tags><caption><tag>Figure 1: </tag>A cat.</caption>
     </figure>
-    <para><p>Then <ERROR class="undefined">\\foo</ERROR> ends.</p></para>
+    <para><p>Then <ERROR class="undefined">\\foo</ERROR> ends <cite>[see <ref idref="bib.bib2">2</ref>,
+      Eq. (1)]</cite>.</p></para>
+    <theorem><tags><tag>Lemma 1</tag></tags><title class="ltx_runin"><tag><text font="bold">Lemma
+      1</text></tag><text font="bold">.</text></title><para><p>Cats purr.</p></para></theorem>
   </section>
   <section xml:id="S2" labels="LABEL:sec2">
     <title><tag close=" ">2</tag>Methods and <Math mode="inline"><XMath><XMTok>x</XMTok></XMath></Math></title>
@@ -95,8 +98,10 @@ _XML = """<?xml version="1.0" encoding="UTF-8"?>
   </section>
   <acknowledgements>We thank the cat.</acknowledgements>
   <bibliography><biblist>
-    <bibitem key="smith" xml:id="bib.bib1"><bibblock>Smith 2001</bibblock></bibitem>
-    <bibitem key="roe" xml:id="bib.bib2"><bibblock>Roe 2003</bibblock></bibitem>
+    <bibitem key="smith" xml:id="bib.bib1"><tags><tag role="authors">Smith</tag></tags>
+      <bibblock>Smith 2001</bibblock></bibitem>
+    <bibitem key="roe" xml:id="bib.bib2"><tags><tag role="authors">Roe</tag></tags>
+      <bibblock>Roe 2003</bibblock></bibitem>
   </biblist></bibliography>
 </document>"""
 
@@ -104,11 +109,11 @@ _XML = """<?xml version="1.0" encoding="UTF-8"?>
 def test_latexml_view_reads_the_parts_as_documented() -> None:
     view = lvl.latexml_view(_XML.encode())
     assert view.body == _toks(
-        "Non-linearity of M ν and ĥ as show in Section with ds steps. Then ends. Done."
-        " We thank the cat. A footnote here."
+        "Non-linearity of M ν and ĥ as show in Section with ds steps. Then ends see Eq. (1)."
+        " Lemma 1. Cats purr. Done. We thank the cat. A footnote here."
     )
     assert view.headings == [("1", "Introduction"), ("2", "Methods and x")]
-    assert (view.cites, view.cites_resolved) == (2, 1)
+    assert (view.cites, view.cites_resolved) == (3, 2)
     assert view.refs == ["2"]
     assert view.bib == 2
     assert view.errors == 1
@@ -135,7 +140,12 @@ def _ours() -> StructuredDoc:
                 ],
                 ref_spans=[Span(start=ref, end=ref + 1, text="2", ref_id="SECREF1")],
             ),
-            Paragraph(text="Then ends.", section="Introduction"),
+            Paragraph(
+                text="Then ends [see 2, Eq. (1)].",
+                section="Introduction",
+                cite_spans=[Span(start=15, end=16, text="2", ref_id="BIBREF1")],
+            ),
+            Paragraph(text="Lemma 1. Cats purr.", section="Introduction"),
             Paragraph(text="Done.", section="Methods and x"),
             Paragraph(text="A footnote here.", section=""),
         ],
@@ -153,11 +163,11 @@ def test_ours_view_mirrors_the_latexml_view() -> None:
     view = lvl.ours_view(_ours().model_dump())
     # cite texts out, back matter before the footnotes, which come last
     assert view.body == _toks(
-        "Non-linearity of M_ν and ĥ as ; show in Section with ds steps. Then ends. Done."
-        " We thank the cat. A footnote here."
+        "Non-linearity of M_ν and ĥ as ; show in Section with ds steps. Then ends [see, Eq. (1)]."
+        " Lemma 1. Cats purr. Done. We thank the cat. A footnote here."
     )
     assert view.headings == [("1", "Introduction"), ("2", "Methods and x")]
-    assert (view.cites, view.cites_resolved, view.refs, view.bib) == (2, 1, ["2"], 2)
+    assert (view.cites, view.cites_resolved, view.refs, view.bib) == (3, 2, ["2"], 2)
     assert view.captions == ["a", "cat"]
 
 
@@ -170,11 +180,11 @@ def test_compare_agrees_on_the_same_paper_and_sees_a_lost_sentence() -> None:
     assert row["title_agree"] and not row["latexml_incomplete"]
 
     doc = _ours()
-    doc.body_text[1] = Paragraph(text="", section="Introduction")  # "Then ends." lost
+    doc.body_text[2] = Paragraph(text="Purr.", section="Introduction")  # "Lemma 1. Cats" lost
     doc.ref_entries["SECREF1"].num = "3"
     row = lvl.compare(ref, lvl.ours_view(doc.model_dump()))
-    assert row["lost"] == pytest.approx(2 / len(ref.body), abs=1e-4)
-    assert row["passages"][0][:3] == ["then ends", "", 2]
+    assert row["lost"] == pytest.approx(3 / len(ref.body), abs=1e-4)
+    assert row["passages"][0][:3] == ["lemma 1 cats", "", 3]
     assert row["headings_title_agree"] == 2 and row["headings_number_agree"] == 1
 
 
