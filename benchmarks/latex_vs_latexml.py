@@ -335,6 +335,8 @@ def _internal(ref) -> bool:
 
 
 def _ref_number(ref) -> str:
+    if "ltx_missing_label" in (ref.get("class") or ""):  # LaTeXML prints the label's key: TeX's "??"
+        return "??"
     tag = ref.find(f".//{NS}text[@class='ltx_ref_tag']")
     text = "".join(tag.itertext()) if tag is not None else "".join(ref.itertext())
     return norm_num(text)
@@ -501,7 +503,7 @@ def cache_dir(cache: Path, eprint: Path, version: str) -> Path:
 
 
 def _limits() -> None:  # in the child, before exec
-    os.nice(10)
+    os.nice(5)
     resource.setrlimit(resource.RLIMIT_CPU, (LATEXML_CPU_S, LATEXML_CPU_S + 5))
     resource.setrlimit(resource.RLIMIT_AS, (LATEXML_MEMORY, LATEXML_MEMORY))
 

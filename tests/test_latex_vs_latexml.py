@@ -94,7 +94,7 @@ _XML = """<?xml version="1.0" encoding="UTF-8"?>
   </section>
   <section xml:id="S2" labels="LABEL:sec2">
     <title><tag close=" ">2</tag>Methods and <Math mode="inline"><XMath><XMTok>x</XMTok></XMath></Math></title>
-    <para><p>Done.</p></para>
+    <para><p>Done, see <ref labelref="LABEL:nope" class="ltx_missing_label" broken="1">LABEL:nope</ref>.</p></para>
   </section>
   <acknowledgements>We thank the cat.</acknowledgements>
   <bibliography><biblist>
@@ -110,11 +110,11 @@ def test_latexml_view_reads_the_parts_as_documented() -> None:
     view = lvl.latexml_view(_XML.encode())
     assert view.body == _toks(
         "Non-linearity of M ν and ĥ as show in Section with ds steps. Then ends see Eq. (1)."
-        " Lemma 1. Cats purr. Done. We thank the cat. A footnote here."
+        " Lemma 1. Cats purr. Done, see. We thank the cat. A footnote here."
     )
     assert view.headings == [("1", "Introduction"), ("2", "Methods and x")]
     assert (view.cites, view.cites_resolved) == (3, 2)
-    assert view.refs == ["2"]
+    assert view.refs == ["2", "??"]  # a label LaTeXML cannot find prints "??", as TeX does
     assert view.bib == 2
     assert view.errors == 1
     assert view.abstract == ["we", "study", "cats"]
@@ -146,7 +146,11 @@ def _ours() -> StructuredDoc:
                 cite_spans=[Span(start=15, end=16, text="2", ref_id="BIBREF1")],
             ),
             Paragraph(text="Lemma 1. Cats purr.", section="Introduction"),
-            Paragraph(text="Done.", section="Methods and x"),
+            Paragraph(
+                text="Done, see ??.",
+                section="Methods and x",
+                ref_spans=[Span(start=10, end=12, text="??", ref_id=None)],
+            ),
             Paragraph(text="A footnote here.", section=""),
         ],
         back_matter=[Paragraph(text="We thank the cat.", section="Acknowledgements")],
@@ -164,10 +168,10 @@ def test_ours_view_mirrors_the_latexml_view() -> None:
     # cite texts out, back matter before the footnotes, which come last
     assert view.body == _toks(
         "Non-linearity of M_ν and ĥ as ; show in Section with ds steps. Then ends [see, Eq. (1)]."
-        " Lemma 1. Cats purr. Done. We thank the cat. A footnote here."
+        " Lemma 1. Cats purr. Done, see. We thank the cat. A footnote here."
     )
     assert view.headings == [("1", "Introduction"), ("2", "Methods and x")]
-    assert (view.cites, view.cites_resolved, view.refs, view.bib) == (3, 2, ["2"], 2)
+    assert (view.cites, view.cites_resolved, view.refs, view.bib) == (3, 2, ["2", "??"], 2)
     assert view.captions == ["a", "cat"]
 
 
