@@ -1,43 +1,59 @@
 """The LaTeX parser against LaTeXML 0.8.7 on real papers: what each one reads, paper by paper.
 
     python benchmarks/latex_vs_latexml.py [--papers DIR] [--manifest TSV] [--cache DIR]
-        [--only SLUG ...] [--report FILE] [--json FILE] [--top N] [--run-latexml | --latexml-only]
+        [--only SLUG ...] [--report FILE] [--json FILE] [--top N]
+        [--run-latexml | --latexml-only] [--expl3-cpu S]
 
 A paper is an e-print (``<papers>/<slug>.tar.gz``) listed in the manifest
 (``benchmarks/latex_papers.tsv``: slug, repository, commit, path of the main file, licence,
-class, bibliography kind, field). Our parser (:func:`corpus.parse.latex.parse_eprint`, imported
-from the running venv, so each worktree measures its own parser) runs on the e-print in a forked
-child, one paper at a time, so its CPU seconds and peak RSS are the paper's own. LaTeXML runs as
-``latexmlc --post --format=xml --preload=[localrawstyles]latexml.sty`` on the manifest's main
-file (niced, CPU, memory and wall limits); its XML is cached under ``<cache>/<sha>-<version>``,
-keyed by the e-print's content hash and LaTeXML's version, failures included. By default only
-the cache is read (the machine is shared: LaTeXML is slow); ``--run-latexml`` converts what is
-missing first, ``--latexml-only`` only converts.
+class, bibliography kind, field). Each e-print is the main file's folder at that commit, as an
+author uploads it to arXiv: its TeX sources, .bib, .bbl, .sty, .cls and .bst files (and small
+data files the text reads), without images or the folder's other documents.
+
+Our parser (:func:`corpus.parse.latex.parse_eprint`, imported from the running venv, so each
+worktree measures its own parser) runs on the e-print in a forked child, one paper at a time:
+its CPU seconds (the parse alone) and peak RSS are the paper's own. LaTeXML runs as ``latexmlc
+--post --format=xml --preload=[localrawstyles]latexml.sty`` (the paper's own .sty files read, the
+TeX installation's only through LaTeXML's bindings, as ar5iv does) on the manifest's main file,
+niced, under CPU, memory and wall limits; ``--expl3-cpu S`` stops a run still loading expl3
+after S CPU seconds (LaTeXML 0.8.7 digests ``expl3-code.tex`` for minutes). Its XML and status
+are cached under ``<cache>/<sha>-latexml<version>-<options>``, keyed by the e-print's content
+hash, failures included. By default only the cache is read (LaTeXML is slow and the machine
+shared); ``--run-latexml`` converts what is missing first, ``--latexml-only`` only converts.
 
 What is compared, like with like:
-
-* body text, as word tokens (NFKC, case-folded, runs of letters or digits): our
-  ``body_text`` and ``back_matter`` paragraphs in order, footnote paragraphs (section ``""``)
-  last; LaTeXML's sections, appendices and acknowledgements in order, its footnotes moved to the
-  end as ours are. Left out on both sides: the title, authors, abstract, keywords and other
-  front matter; section headings (compared on their own); figure and table floats with their
-  captions (compared on their own); display equations; the bibliography; citation and
-  reference texts (ours: the cite and ref spans' text; LaTeXML: ``ltx:cite`` and internal
-  ``ltx:ref``; compared on their own). Inline maths stays on both sides: ours prints it as
-  text, LaTeXML's presentation tokens (``XMTok``/``XMText``) are its text. LaTeXML's
-  ``ltx:ERROR`` (an undefined macro) is left out and counted.
-* the alignment: :class:`difflib.SequenceMatcher` on the two token lists; *lost* is the share
-  of LaTeXML's tokens in no matching block, *extra* the share of ours in none. Passages that
-  disagree are the largest unmatched blocks, shown with their words.
+* body text, as word tokens (NFKC, case-folded, runs of letters or digits; a word split by a
+  font change stays one): our ``body_text`` and ``back_matter`` paragraphs, the footnote
+  paragraphs (section ``""``, appended by the parser) last; LaTeXML's sections and appendices in
+  order, its acknowledgements after them and its footnotes last, as ours are. Left out on both
+  sides: the title, authors, abstract, keywords and other front matter; section headings
+  (compared on their own); figure and table floats with their captions (compared on their
+  own), tabulars and verbatim text; display equations; the bibliography; the references a
+  citation or a ref prints (ours: the cite and ref spans' text; LaTeXML: its ``ltx:ref``
+  elements and, in a citation, the cited items' author names), compared on their own. What a
+  citation prints besides (``\\citep[see e.g.][p. 5]``) stays on both sides. Inline maths stays
+  too: ours prints it as text; LaTeXML's is its presentation tokens (``XMTok``, ``XMText``) in
+  reading order, a product of letters written together (``ds``), scripts apart from their base
+  and accents on their letter (``ĥ``). Theorem heads ("Lemma 1.") are text on both sides.
+  LaTeXML's ``ltx:ERROR`` (an undefined macro's name) is left out and counted.
+* the alignment: :class:`difflib.SequenceMatcher` on the two token lists, without its junk
+  heuristic (which drops frequent words and miscounts); *lost* is the share of LaTeXML's tokens
+  in no matching block, *extra* the share of ours in none. Two readings that differ only in
+  where words break ("d s d t" / "ds dt") agree, and a run of at least ``MOVED`` tokens that the
+  other side has elsewhere (text in another order) is neither lost nor extra. The disagreeing
+  passages shown are the largest unmatched blocks.
+* a paper where LaTeXML read less than half of our words (a class or package it could not
+  digest) is listed apart and left out of the token figures: the loss is LaTeXML's.
 * headings: LaTeXML's ``title`` of every sectioning element (part .. subparagraph, appendix)
   against our ``SECREF`` entries, aligned by normalised title; matched ones also by number.
 * citations: LaTeXML's ``ltx:ref`` inside ``ltx:cite`` pointing at a bibliography item
   (resolved) or not; ours: cite spans, resolved when their ``ref_id`` names a bibliography
   entry. A paper agrees when both count the same citations and ours resolves at least as many.
 * refs: the numbers internal refs print, in order (LaTeXML's ``ref_tag``), against ours (ref
-  span texts without brackets), aligned; refs that print nothing or ``??`` are unresolved.
-* bibliography sizes, abstract tokens (lost/extra), captions' tokens (lost/extra).
-* CPU: ours per paper in its child; LaTeXML's from the cache (user + system of its process).
+  span texts without brackets), aligned; a label LaTeXML cannot find counts as ``??``.
+* bibliography sizes, abstract tokens (lost/extra), captions' tokens (lost/extra), titles.
+* CPU: ours per paper, the parse alone, in its child; LaTeXML's from the cache (user + system
+  of its process); the ratio is over the papers both converted.
 
 Ends with ``RESULT papers=.. ours_parsed=.. latexml_parsed=.. median_lost=.. ...``.
 """
@@ -913,6 +929,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.only:  # in the order given
         by_slug = {p.slug: p for p in papers}
         papers = [by_slug[s] for s in dict.fromkeys(args.only) if s in by_slug]
+    if not args.papers.is_dir():  # a fresh clone: the papers are not in the repository
+        print(
+            f"no papers under {args.papers}: each is its repository's main-file folder at the manifest's "
+            "commit, packed as a .tar.gz (see the module docstring); pass --papers DIR",
+            file=sys.stderr,
+        )
+        papers = []
     version = latexml_version()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="latex-vs-latexml-") as tmp:
