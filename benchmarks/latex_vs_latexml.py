@@ -169,6 +169,7 @@ def norm_title(text: str) -> str:
 def norm_num(text: str) -> str:
     """A printed reference number as compared: brackets, "Section"/"Eq." words and spaces out."""
     text = unicodedata.normalize("NFKC", text).strip()
+    text = re.sub(r"^(?:[^\W\d_]+\.?\s+)+(?=[\w(\[])", "", text)  # cleveref's "Section 2", "Fig. 6"
     text = re.sub(r"^[(\[]+|[)\]]+$", "", text)
     return text.replace(" ", "").replace("\u00a0", "")
 
@@ -512,9 +513,26 @@ def latexml_version() -> str:
     return m.group(1) if m else "unknown"
 
 
-def cache_dir(cache: Path, eprint: Path, version: str) -> Path:
+def tex_installation() -> str:
+    """The TeX packages LaTeXML's bindings read raw files from (pgf for TikZ, ...): their
+    Debian versions, or "" where dpkg cannot tell."""
+    try:
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", "texlive*"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return "\n".join(sorted(line for line in out.stdout.splitlines() if len(line.split()) == 2))
+
+
+def cache_dir(cache: Path, eprint: Path, version: str, tex: str = "") -> Path:
+    """Where LaTeXML's output for ``eprint`` is kept: keyed by its content, LaTeXML's version,
+    the options and the TeX installation LaTeXML reads."""
     digest = hashlib.sha256(eprint.read_bytes()).hexdigest()[:20]
-    options = hashlib.sha256(" ".join(LATEXML_OPTIONS).encode()).hexdigest()[:6]
+    options = hashlib.sha256((" ".join(LATEXML_OPTIONS) + "\n" + tex).encode()).hexdigest()[:6]
     return cache / f"{digest}-latexml{version}-{options}"
 
 
@@ -598,9 +616,15 @@ def _loading_expl3(log: Path) -> bool:
 
 
 def cached_latexml(
-    eprint: Path, main: str, cache: Path, version: str, convert: bool, expl3_cpu_s: float | None = None
+    eprint: Path,
+    main: str,
+    cache: Path,
+    version: str,
+    convert: bool,
+    expl3_cpu_s: float | None = None,
+    tex: str = "",
 ) -> tuple[Run | None, Path]:
-    where = cache_dir(cache, eprint, version)
+    where = cache_dir(cache, eprint, version, tex)
     if (where / "run.json").exists():
         return Run(**json.loads((where / "run.json").read_text())), where
     if not convert:
@@ -936,7 +960,7 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
         )
         papers = []
-    version = latexml_version()
+    version, tex = latexml_version(), tex_installation()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="latex-vs-latexml-") as tmp:
         scratch = Path(tmp)
@@ -947,7 +971,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             main_name = Path(paper.main).name
             convert = args.run_latexml or args.latexml_only
-            lx, where = cached_latexml(eprint, main_name, args.cache, version, convert, args.expl3_cpu)
+            lx, where = cached_latexml(eprint, main_name, args.cache, version, convert, args.expl3_cpu, tex)
             if args.latexml_only:
                 print(
                     f"{paper.slug}\t{lx.status}\tcpu {lx.cpu_s:.1f} s\twall {lx.wall_s:.0f} s\t{lx.peak_mb:.0f} MB",

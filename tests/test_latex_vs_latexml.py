@@ -193,4 +193,15 @@ def test_compare_agrees_on_the_same_paper_and_sees_a_lost_sentence() -> None:
 
 
 def test_norm_num_drops_brackets() -> None:
-    assert [lvl.norm_num(t) for t in ("(3)", "[12]", " 2.1 ", "A.2", "??")] == ["3", "12", "2.1", "A.2", "??"]
+    assert [
+        lvl.norm_num(t) for t in ("(3)", "[12]", " 2.1 ", "A.2", "??", "Section 2", "Fig. (6)", "S1")
+    ] == [
+        "3",
+        "12",
+        "2.1",
+        "A.2",
+        "??",
+        "2",
+        "6",
+        "S1",
+    ]
