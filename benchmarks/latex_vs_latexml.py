@@ -225,6 +225,7 @@ _SKIP = {
     "index",
     "glossarydefinition",
     "tabular",
+    "picture",
     "verbatim",
 }
 _UNRESOLVED_REF = {"", "?", "??"}
