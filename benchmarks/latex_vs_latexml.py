@@ -1005,23 +1005,26 @@ def main(argv: list[str] | None = None) -> None:
         print(text)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+    # imported here, after corpus: _common puts this tree on sys.path, and corpus must stay the venv's
+    from _common import result
+
     s = summary(rows)
-    parts = [
-        f"papers={s['papers']}",
-        f"ours_parsed={s['ours_parsed']}",
-        f"latexml_parsed={s['latexml_parsed']}",
-        f"median_lost={s['median_lost']:.4f}",
-        f"worst_lost={s['worst_lost']:.4f}",
-        f"median_extra={s['median_extra']:.4f}",
-        f"worst_extra={s['worst_extra']:.4f}",
-        f"over_2pct={s['over_2pct']}",
-        f"headings_agree={s['headings_agree']}",
-        f"cites_agree={s['cites_agree']}",
-        f"refs_agree={s['refs_agree']}",
-        f"cpu_ratio={s['cpu_ratio']:.0f}",
-        f"ours_peak_mb={s['ours_peak_mb_max']:.0f}",
-    ]
-    print("RESULT " + " ".join(parts), flush=True)
+    result(
+        papers=s["papers"],
+        ours_parsed=s["ours_parsed"],
+        latexml_parsed=s["latexml_parsed"],
+        compared=s["both"],
+        median_lost=round(s["median_lost"], 4),
+        worst_lost=round(s["worst_lost"], 4),
+        median_extra=round(s["median_extra"], 4),
+        worst_extra=round(s["worst_extra"], 4),
+        over_2pct=s["over_2pct"],
+        headings_agree=s["headings_agree"],
+        cites_agree=s["cites_agree"],
+        refs_agree=s["refs_agree"],
+        cpu_ratio=round(s["cpu_ratio"]),
+        ours_peak_mb=round(s["ours_peak_mb_max"]),
+    )
 
 
 if __name__ == "__main__":
