@@ -712,6 +712,12 @@ class Paper:
     field: str = ""
 
 
+def tex_kb(eprint: Path) -> float:
+    """Size of the e-print's TeX sources (.tex, .bbl, .bib), kB: what the parser reads."""
+    with tarfile.open(eprint) as tar:
+        return sum(m.size for m in tar.getmembers() if m.name.endswith((".tex", ".bbl", ".bib"))) / 1000
+
+
 def read_manifest(path: Path) -> list[Paper]:
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -834,7 +840,26 @@ def summary(rows: list[dict]) -> dict:
         "cpu_ratio": cpu_l / cpu_o if cpu_o else 0.0,
         "ours_cpu_median_s": statistics.median([r["ours"]["cpu_s"] for r in rows]) if rows else 0.0,
         "ours_peak_mb_max": max((r["ours"]["peak_mb"] for r in rows), default=0.0),
+        "ours_by_size": _by_size(rows),
     }
+
+
+def _by_size(rows: list[dict]) -> list[tuple[str, int, float, float]]:
+    """Our CPU per paper by source size (thirds of the set): (sizes, papers, median CPU s, median
+    CPU ms per source kB) - how the parse cost grows with the paper."""
+    done = sorted((r for r in rows if r["ours"]["ok"] and r.get("tex_kb")), key=lambda r: r["tex_kb"])
+    out = []
+    for part in (
+        done[: len(done) // 3],
+        done[len(done) // 3 : 2 * len(done) // 3],
+        done[2 * len(done) // 3 :],
+    ):
+        if part:
+            label = f"{part[0]['tex_kb']:.0f}-{part[-1]['tex_kb']:.0f} kB"
+            cpu = statistics.median(r["ours"]["cpu_s"] for r in part)
+            per_kb = statistics.median(1000 * r["ours"]["cpu_s"] / r["tex_kb"] for r in part)
+            out.append((label, len(part), cpu, per_kb))
+    return out
 
 
 def badness(row: dict) -> float:
@@ -866,6 +891,10 @@ def report(rows: list[dict], top: int, title: str) -> str:
         f"| bibliography sizes equal | {s['bib_agree']} of {both} |",
         f"| CPU: LaTeXML / ours on papers both converted | {s['cpu_latexml_s']:.0f} s / {s['cpu_ours_s']:.1f} s = {s['cpu_ratio']:.0f}x |",
         f"| ours: median CPU per paper, largest peak RSS of a paper's process | {s['ours_cpu_median_s']:.2f} s, {s['ours_peak_mb_max']:.0f} MB |",
+        *(
+            f"| ours by source size {label} ({n} papers): median CPU, per source kB | {cpu:.3f} s, {per_kb:.2f} ms |"
+            for label, n, cpu, per_kb in s["ours_by_size"]
+        ),
         "",
     ]
     failed = [r for r in rows if not r["ours"]["ok"] or (r.get("latexml") and not r["latexml"]["ok"])]
@@ -981,6 +1010,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             ours, doc = run_ours(eprint, paper.slug, scratch)
             row = {"slug": paper.slug, "class": paper.doc_class, "field": paper.field, "ours": asdict(ours)}
+            row["tex_kb"] = tex_kb(eprint)
             row["latexml"] = asdict(lx) if lx else None
             if ours.ok and lx and lx.ok:
                 row["compare"] = compare(latexml_view((where / "out.xml").read_bytes()), ours_view(doc))
