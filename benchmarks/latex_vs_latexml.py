@@ -99,9 +99,14 @@ _WORD = re.compile(r"[^\W_]+")
 # tokens and alignment
 
 
+def surface(text: str) -> list[str]:
+    """Word tokens as printed: NFKC (math alphabets to letters), runs of letters or digits."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text))
+
+
 def words(text: str) -> list[str]:
-    """Word tokens as compared: NFKC (math alphabets to letters), case-folded, letters or digits."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    """Word tokens as compared: :func:`surface`'s, case-folded."""
+    return [t.casefold() for t in surface(text)]
 
 
 @dataclass
@@ -124,7 +129,13 @@ class Alignment:
         return self.extra / self.ours_n if self.ours_n else 0.0
 
 
-def align(ref: list[str], ours: list[str], keep: int = 8) -> Alignment:
+def align(
+    ref: list[str],
+    ours: list[str],
+    keep: int = 8,
+    ref_shown: list[str] | None = None,
+    ours_shown: list[str] | None = None,
+) -> Alignment:
     """Align ``ours`` to ``ref`` token by token (no junk heuristic: a frequent word counts as
     any other) and keep the ``keep`` largest disagreeing blocks. Two readings that differ only
     in where words break ("d s d t" and "ds dt": a formula's spacing) agree, and so does a run of
@@ -137,14 +148,16 @@ def align(ref: list[str], ours: list[str], keep: int = 8) -> Alignment:
         if tag == "equal" or (tag == "replace" and "".join(ref[i1:i2]) == "".join(ours[j1:j2])):
             lost, extra = lost - (i2 - i1), extra - (j2 - j1)
         else:
-            blocks.append((ref[i1:i2], ours[j1:j2]))
-    lost_run = [t for a, _ in blocks for t in a]
-    extra_run = [t for _, b in blocks for t in b]
+            blocks.append((ref[i1:i2], ours[j1:j2], i1, j1))
+    lost_run = [t for a, _, _, _ in blocks for t in a]
+    extra_run = [t for _, b, _, _ in blocks for t in b]
     moved = difflib.SequenceMatcher(None, lost_run, extra_run, autojunk=False).get_matching_blocks()
     moved_n = sum(b.size for b in moved if b.size >= MOVED)
     lost, extra = lost - moved_n, extra - moved_n
-    blocks = [b for b in blocks if not _moved(b, moved, lost_run, extra_run)]
+    blocks = [b for b in blocks if not _moved(b[:2], moved, lost_run, extra_run)]
     blocks.sort(key=lambda b: -(len(b[0]) + len(b[1])))
+    ref_shown, ours_shown = ref_shown or ref, ours_shown or ours  # the words as printed, for the report
+    blocks = [(ref_shown[i : i + len(a)], ours_shown[j : j + len(b)]) for a, b, i, j in blocks]
     return Alignment(len(ref), len(ours), max(lost, 0), max(extra, 0), blocks[:keep])
 
 
@@ -183,6 +196,7 @@ class View:
     """What one parser read from a paper, in the shapes compared."""
 
     body: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # the body's words as printed (case kept)
     abstract: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     headings: list[tuple[str, str]] = field(default_factory=list)  # (number, title)
@@ -444,7 +458,9 @@ def latexml_view(xml: bytes) -> View:
         if kid.tail:
             body.append(kid.tail)
     # ours keeps the acknowledgements after the body (back matter) and the footnotes last
-    view.body = words("".join(body)) + words("".join(acknowledgements)) + words("".join(notes))
+    text = "".join(body) + " " + "".join(acknowledgements) + " " + "".join(notes)
+    view.shown = surface(text)
+    view.body = [t.casefold() for t in view.shown]
     return view
 
 
@@ -476,10 +492,11 @@ def ours_view(doc: dict) -> View:
     tail = tail or len(paras)
     # our footnotes (section "") follow the body; the back matter goes before them, as LaTeXML has it
     for p in paras[:tail] + doc.get("back_matter", []) + paras[tail:]:
-        view.body += words(_without_spans(p["text"], p["cite_spans"] + p["ref_spans"]))
+        view.shown += surface(_without_spans(p["text"], p["cite_spans"] + p["ref_spans"]))
         view.cites += len(p["cite_spans"])
         view.cites_resolved += sum(1 for s in p["cite_spans"] if s.get("ref_id") in bib)
         view.refs += [norm_num(s["text"]) for s in p["ref_spans"]]
+    view.body = [t.casefold() for t in view.shown]
     for key, entry in doc.get("ref_entries", {}).items():
         if key.startswith("SECREF"):
             view.headings.append((entry.get("num") or "", " ".join(entry.get("text", "").split())))
@@ -750,7 +767,7 @@ def _pairs(ref: list[tuple[str, str]], ours: list[tuple[str, str]]) -> tuple[int
 
 def compare(ref: View, ours: View) -> dict:
     """Per-paper figures of LaTeXML's view ``ref`` against ours (the report's columns)."""
-    body = align(ref.body, ours.body)
+    body = align(ref.body, ours.body, ref_shown=ref.shown, ours_shown=ours.shown)
     abstract = align(ref.abstract, ours.abstract, keep=0)
     captions = align(ref.captions, ours.captions, keep=0)
     titles, numbers = _pairs(ref.headings, ours.headings)

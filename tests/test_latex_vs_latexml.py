@@ -188,7 +188,7 @@ def test_compare_agrees_on_the_same_paper_and_sees_a_lost_sentence() -> None:
     doc.ref_entries["SECREF1"].num = "3"
     row = lvl.compare(ref, lvl.ours_view(doc.model_dump()))
     assert row["lost"] == pytest.approx(3 / len(ref.body), abs=1e-4)
-    assert row["passages"][0][:3] == ["lemma 1 cats", "", 3]
+    assert row["passages"][0][:3] == ["Lemma 1 Cats", "", 3]  # shown as printed
     assert row["headings_title_agree"] == 2 and row["headings_number_agree"] == 1
 
 
