@@ -914,14 +914,20 @@ def report(rows: list[dict], top: int, title: str) -> str:
         ),
         "",
     ]
-    failed = [r for r in rows if not r["ours"]["ok"] or (r.get("latexml") and not r["latexml"]["ok"])]
-    if failed:
-        out += ["## Failures", "", "| paper | ours | LaTeXML |", "|---|---|---|"]
-        for r in failed:
-            lx = r.get("latexml") or {"ok": False, "status": "not run"}
-            out.append(
-                f"| {r['slug']} | {'ok' if r['ours']['ok'] else r['ours']['status']} | {'ok' if lx['ok'] else lx['status']} |"
-            )
+    ours_failed = [r for r in rows if not r["ours"]["ok"]]
+    if ours_failed:
+        out += ["## Papers our parser failed on", "", "| paper | status |", "|---|---|"]
+        out += [f"| {r['slug']} | {r['ours']['status']} |" for r in ours_failed] + [""]
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        lx = r.get("latexml")
+        if lx and not lx["ok"]:
+            kind = re.sub(r"\b\d+(\.\d+)?\b", "N", lx["status"])[:70]
+            kinds.setdefault(kind, []).append(r["slug"])
+    if kinds:
+        out += ["## Papers LaTeXML did not convert", "", "| status | papers | which |", "|---|---|---|"]
+        for kind, slugs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+            out.append(f"| {kind} | {len(slugs)} | {', '.join(slugs)} |")
         out.append("")
     short = [r for r in rows if r.get("compare") and r["compare"]["latexml_incomplete"]]
     if short:
