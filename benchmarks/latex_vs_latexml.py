@@ -369,8 +369,8 @@ def _internal(ref) -> bool:
 def _ref_number(ref) -> str:
     if "ltx_missing_label" in (ref.get("class") or ""):  # LaTeXML prints the label's key: TeX's "??"
         return "??"
-    tag = ref.find(f".//{NS}text[@class='ltx_ref_tag']")
-    text = "".join(tag.itertext()) if tag is not None else "".join(ref.itertext())
+    tags = ref.findall(f".//{NS}text[@class='ltx_ref_tag']")  # cleveref: "Section", "2"
+    text = " ".join("".join(t.itertext()) for t in tags) if tags else "".join(ref.itertext())
     return norm_num(text)
 
 
