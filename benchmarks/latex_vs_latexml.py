@@ -644,10 +644,18 @@ def cached_latexml(
 ) -> tuple[Run | None, Path]:
     where = cache_dir(cache, eprint, version, tex)
     if (where / "run.json").exists():
-        return Run(**json.loads((where / "run.json").read_text())), where
+        return _partial(Run(**json.loads((where / "run.json").read_text()))), where
     if not convert:
         return None, where
-    return run_latexml(eprint, main, where, expl3_cpu_s), where
+    return _partial(run_latexml(eprint, main, where, expl3_cpu_s)), where
+
+
+def _partial(run: Run) -> Run:
+    """A conversion LaTeXML ended on a fatal error ("Too many errors") wrote part of the paper
+    only: not a conversion to compare against."""
+    if run.ok and re.search(r"\bfatal error", run.status):
+        run.ok, run.status = False, "fatal: stopped part way (" + run.status[:100] + ")"
+    return run
 
 
 def _ours_child(eprint: Path, slug: str, scratch: Path, out: Path) -> None:
