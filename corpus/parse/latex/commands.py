@@ -49,14 +49,15 @@ ARGUMENTS: dict[str, str] = _table(
     postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
     IEEEmembership acmBooktitle acmDOI acmISBN acmPrice acmYear acmJournal acmVolume acmNumber
     acmArticle acmMonth copyrightyear setcopyright altaffilmark Received Accepted KeyWords keyword
-    keywords pacs tnoteref fnref abstract;
+    keywords pacs tnoteref fnref abstract runtitle runauthor thanksref; om: printead; mm: thankstext;
     mg: collaboration correspondingauthor; omg: affiliation; mm: markboth altaffiltext SetRunningHead;
     omgg: acmConference; m: authors journalname submitto;
-    o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks;
+    o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks
+    twocolumn;
     -: nocollaboration phantomsection IEEEoverridecommandlockouts;"""
-    # bibliography, index, files, links
+    # bibliography, index, files, links (xr and zref-xr: labels of another document)
     """m: bibliographystyle bibliography index glossary graphicspath hyphenation input include
-    includeonly;
+    includeonly; om: externaldocument zexternaldocument;
     som: includegraphics; om: includepdf includesvg lstinputlisting;
     mt: hypertarget hyperlink; ot: hyperref; omt: href; m: hypersetup;"""
     # lengths, spacing and boxes
@@ -80,6 +81,20 @@ ARGUMENTS: dict[str, str] = _table(
     selectlanguage; mm: fontsize addtocontents; mmmm: usefont; mmm: addcontentsline;
     ommm: definecolor; om: color pagecolor rowcolor cellcolor arrayrulecolor; omm: colorlet;
     omoo: columncolor; omt: textcolor colorbox foreignlanguage; ommt: fcolorbox;"""
+    # page headers and footers (fancyhdr), heading formats (titlesec, sectsty), micro-typography
+    # (microtype), caption formats: what they set is printed on every page or heading, never here
+    """om: fancyhead fancyfoot fancyhf lhead chead rhead lfoot cfoot rfoot fancyheadoffset
+    fancyfootoffset fancyhfoffset; mm: fancyplain;
+    m: titlelabel sectionfont subsectionfont subsubsectionfont paragraphfont subparagraphfont
+    chapterfont partfont allsectionsfont; mmo: titleclass;
+    m: microtypesetup microtypecontext; om: DisableLigatures; omm: SetTracking SetExtraKerning
+    SetProtrusion SetExpansion; mm: DeclareCaptionFont DeclareCaptionFormat DeclareCaptionLabelFormat
+    DeclareCaptionTextFormat DeclareCaptionJustification; smm: DeclareCaptionLabelSeparator;
+    smom: captionof;"""
+    # definitions: what they define prints where it is used, never where it is defined
+    # (\renewenvironment{thebibliography}[1]{...#1...}{...} printed "thebibliography[1] #1")
+    """smoomm: newenvironment renewenvironment; mm: fancypagestyle; smommmmo: titleformat;
+    smmmmo: titlespacing; momommmo: titlecontents;"""
     # package settings, tikz and pgfplots
     """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
     tikzsetnextfilename; mm: pgfmathsetmacro; o: tikzexternalize; m=o: tikzstyle; oy: tikz;
@@ -95,7 +110,8 @@ ARGUMENTS: dict[str, str] = _table(
     # environments: their arguments after \begin{name}
     """ooom: {minipage}; moo: {multicols}; m: {multicols*} {otherlanguage} {otherlanguage*}
     {adjustbox} {spacing} {lrbox}; o: {tcolorbox} {mdframed} {enumerate} {itemize} {description};
-    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};"""
+    mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};
+    om: {addmargin} {addmargin*};"""
 )
 
 _COMMAND_RE = re.compile(
@@ -150,11 +166,32 @@ def strip_arguments(latex: str) -> str:
     """``latex`` with every command of :data:`ARGUMENTS` replaced by its text arguments, each
     in braces (nested commands too); a command with none leaves an empty group (or a space),
     so the letters after it never join a control word before it."""
-    if "\\" not in latex:
-        return latex
+    return _rewrite(latex, _COMMAND_RE, None) if "\\" in latex else latex
+
+
+# Commands whose arguments are LaTeX that sets up what prints elsewhere (an environment's code,
+# a page style's headers, a heading's format): they go from the whole body before its structure
+# is read, so a ``\section`` or ``\begin{figure}`` inside them is no heading and no float.
+DEFINITIONS = frozenset(
+    "newenvironment renewenvironment fancypagestyle titleformat titlespacing titlecontents".split()
+)
+_DEFINITION_RE = re.compile(r"\\(" + control_words(DEFINITIONS) + r")(?![A-Za-z])\*?")
+
+
+def drop_definitions(latex: str) -> tuple[str, list[str]]:
+    """``latex`` without the commands of :data:`DEFINITIONS` (``\\titlespacing*{\\section}{0pt}{4pt}{4pt}``,
+    ``\\renewenvironment{thebibliography}[1]{...}{...}``), and their source, which still says
+    what the paper's environments are."""
+    if "\\" not in latex or not _DEFINITION_RE.search(latex):
+        return latex, []
+    removed: list[str] = []
+    return _rewrite(latex, _DEFINITION_RE, removed), removed
+
+
+def _rewrite(latex: str, command_re: re.Pattern, removed: list[str] | None) -> str:
     out: list[str] = []
     pos = 0
-    for m in _COMMAND_RE.finditer(latex):
+    for m in command_re.finditer(latex):
         if m.start() < pos:
             continue
         spec = ARGUMENTS[m.group(1)]
@@ -163,6 +200,8 @@ def strip_arguments(latex: str) -> str:
         except LatexError:
             continue
         out.append(latex[pos : m.start()])
+        if removed is not None:
+            removed.append(latex[m.start() : end])
         kept = [strip_arguments(t) for t in texts if t is not None]
         out.append("{" + "".join(kept) + "}" if kept else " " if spec.endswith("_") else "{}")
         pos = end

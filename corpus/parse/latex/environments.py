@@ -28,14 +28,18 @@ MATH_ENVS = frozenset(
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture minted code""".split()
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML tocentry pspicture minted code""".split()
 )
+# Front matter set apart: a title page, elsarticle's and imsart's frontmatter, imsart's author group,
+# the title block of a \twocolumn[...] (RSC). No body text, but the abstract in them is the abstract.
+FRONT_ENVS = frozenset("titlepage frontmatter aug @twocolumnfalse".split())
+ABSTRACT_ENVS = frozenset({"abstract", "abstract*"})  # Optica's template writes abstract*
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
-ABSTRACT_MARK = "\ue021"  # where an abstract environment was
+ABSTRACT_MARK = "\ue021"  # where an abstract environment or a front-matter block was: front matter ends there
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
 _LINE_LABEL_RE = re.compile(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}")
@@ -106,7 +110,8 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
                 or name in _LISTING_ENVS
                 or name in ACK_ENVS
                 or name in user
-                or name == "abstract"
+                or name in ABSTRACT_ENVS
+                or name in FRONT_ENVS
             ):
                 active = (len(stack) - 1, m.start(), name, m.end())
             continue
@@ -123,7 +128,17 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
 _BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
 _COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
-_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _LISTING_ENVS | ACK_ENVS
+_KNOWN_ENVS = (
+    FIGURE_ENVS
+    | TABLE_ENVS
+    | MATH_ENVS
+    | _DROP_ENVS
+    | _ALGORITHM_ENVS
+    | _LISTING_ENVS
+    | ACK_ENVS
+    | FRONT_ENVS
+)
+_INNER_ABSTRACT_RE = re.compile(r"\\begin\s*\{abstract\*?\}(.*?)\\end\s*\{abstract\*?\}", re.S)
 
 
 def user_environments(definitions: str, body: str) -> dict[str, str]:
@@ -175,6 +190,23 @@ def caption(content: str) -> str:
     return LABEL_RE.sub("", cap or "")
 
 
+_CELL_BREAK_RE = re.compile(r"&|\\\\|\n[ \t]*\n")
+_PROSE_WORD_RE = re.compile(r"(?<![\\A-Za-z])[a-z]{2,}(?![A-Za-z])")  # names and titles are capitalised
+
+
+def _front_abstracts(reg: Region) -> list[str]:
+    """The abstracts in a front-matter block: its abstract environments; in the title block of a
+    two-column page (``@twocolumnfalse``, RSC's), which has none, the one run of prose in it
+    (20 lower-case words at least: the rest are a title, names and dates)."""
+    found = [m.group(1) for m in _INNER_ABSTRACT_RE.finditer(reg.content)]
+    if found or reg.name != "@twocolumnfalse":
+        return found
+    cells = _CELL_BREAK_RE.split(reg.content)
+    words = [len(_PROSE_WORD_RE.findall(cell)) for cell in cells]
+    best = max(range(len(cells)), key=words.__getitem__, default=-1)
+    return [cells[best]] if best >= 0 and words[best] >= 20 else []
+
+
 @dataclass
 class TakenOut:
     """What :func:`take_out` found: the body left, and the pieces read apart from it."""
@@ -203,9 +235,9 @@ def take_out(
         out.append(body[pos : reg.start])
         pos = reg.end
         name = reg.name
-        if name == "abstract":
-            found.abstracts.append(reg.content)
-            out.append(ABSTRACT_MARK)  # where front matter may end (latex_front.body_start)
+        if name in ABSTRACT_ENVS or name in FRONT_ENVS:
+            found.abstracts.extend(_front_abstracts(reg) if name in FRONT_ENVS else [reg.content])
+            out.append(ABSTRACT_MARK)  # where front matter may end (front.body_start)
             continue
         if name in ACK_ENVS:
             found.acknowledgments.append(reg.content)

@@ -1,11 +1,12 @@
-"""Front matter: the title as LaTeX prints it, and where the body begins (front matter such as
-``\\author``, ``\\affiliation`` and whatever precedes ``\\maketitle`` is no body text)."""
+"""Front matter: the title as LaTeX prints it, the abstract, and where the body begins (front
+matter such as ``\\author``, ``\\affiliation``, whatever precedes ``\\maketitle``, a hand-made
+title block or title page, a thesis's copyright and committee pages is no body text)."""
 
 from __future__ import annotations
 
 import re
 
-from corpus.parse.latex.braces import LatexError, read_group, read_optional
+from corpus.parse.latex.braces import BRACE_TOKEN, LatexError, read_group, read_optional
 from corpus.parse.latex.environments import ABSTRACT_MARK
 from corpus.parse.latex.sections import HEADING_RE
 from corpus.parse.latex.text import _plain
@@ -16,10 +17,11 @@ _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
 _TITLE_RE = re.compile(r"\\(?:title|icmltitle)\s*(?:\[[^\]]*\])?\s*\{")
 
 
-def title(text: str) -> str:
+def title(text: str, body: str = "") -> str:
     """The paper's title, notes (``\\thanks``, ``\\footnote``...) left out: the one the first
     ``\\maketitle`` prints, the last ``\\title`` given before it (a supplement's own title
-    further on is not the paper's)."""
+    further on is not the paper's); without a ``\\title``, the one the ``body`` sets by hand
+    (:func:`display_title`: PLOS's and RSC's templates, hand-made title pages)."""
     made = _MAKETITLE_RE.search(text)
     m = None
     for m in _TITLE_RE.finditer(text, 0, made.start() if made else len(text)):  # noqa: B007
@@ -27,12 +29,23 @@ def title(text: str) -> str:
     if m is None:
         m = _TITLE_RE.search(text)
     if not m:
-        return ""
+        return display_title(body)
     try:
         raw, _ = read_group(text, m.end() - 1)
     except LatexError:
         return ""
-    raw = re.sub(r"\\\\", " ", raw or "")
+    given = _without_notes(re.sub(r"\\\\", " ", raw or ""))
+    return given or display_title(body)
+
+
+# a note's mark after a title ("Title$^\\dag$", "Title\\textsuperscript{*}"): its note is left out too
+_TRAILING_MARK_RE = re.compile(
+    r"\s*(?:\$\^\s*\{?[^${}]{1,12}\}?\$|\\textsuperscript\s*\{[^{}]{1,12}\})(?=[\s}]*$)"
+)
+
+
+def _without_notes(raw: str) -> str:
+    raw = _TRAILING_MARK_RE.sub("", raw)
     out, pos = [], 0
     for n in re.finditer(r"\\(?:thanks|footnote|tnoteref|fnref|titlenote)(?![A-Za-z])", raw):
         if n.start() < pos:
@@ -48,11 +61,92 @@ def title(text: str) -> str:
     return _plain("".join(out))
 
 
+_SIZE_RE = re.compile(r"\\(Huge|huge|LARGE|Large|large)(?![A-Za-z])")
+_SIZES = {"large": 1, "Large": 2, "LARGE": 3, "huge": 4, "Huge": 5}
+_PAR_END_RE = re.compile(r"\\(?:par|end)(?![A-Za-z])|\n[ \t]*\n")
+_LINE_END_RE = re.compile(r"\\\\|\\newline(?![A-Za-z])")
+_FRONT_END_RE = re.compile(r"\\begin\s*\{abstract\*?\}|\ue021")
+_NEWLINE_ARGUMENT_RE = re.compile(r"(\\[A-Za-z]+)\s*\\newline(?![A-Za-z])")  # \textbf\newline{Title}
+
+
+def display_title(body: str) -> str:
+    """The title of a paper that gives no ``\\title``: the text it sets in the largest type
+    before its first heading and its abstract (PLOS's ``{\\Large \\textbf\\newline{Title}}``, RSC's
+    ``\\LARGE{\\textbf{Title}}``, a thesis's ``{\\Huge Title}``); the first of the largest, and
+    two words at least (a size switch also sets "Abstract" or a date)."""
+    heading = HEADING_RE.search(body)
+    end = heading.start() if heading else len(body)
+    front = _FRONT_END_RE.search(body, 0, end)
+    head = _NEWLINE_ARGUMENT_RE.sub(r"\1", body[: min(front.start() if front else end, 20_000)])
+    best: tuple[int, str] | None = None
+    for m in _SIZE_RE.finditer(head):
+        size = _SIZES[m.group(1)]
+        if best is not None and size <= best[0]:
+            continue
+        try:
+            text = _without_notes(_sized_text(head, m.end()))
+        except LatexError:
+            continue
+        if 2 <= len(text.split()) <= 60:
+            best = (size, text)
+    return best[1] if best else ""
+
+
+def _sized_text(body: str, i: int) -> str:
+    """The LaTeX a size switch ending at ``i`` sets: its argument (``\\LARGE{...}``), else the rest
+    of its group (``{\\Large ...}``), else (outside a group) of its line."""
+    arg, _ = read_group(body, i) if body[i : i + 1].strip() in ("", "{") else (None, i)
+    if arg is not None:
+        return arg
+    stop = _PAR_END_RE.search(body, i)
+    limit = stop.start() if stop else len(body)
+    depth = 0
+    for t in BRACE_TOKEN.finditer(body, i, limit):
+        depth += {"{": 1, "}": -1}.get(t.group(), 0)
+        if depth < 0:  # the group the switch is in closes first
+            return body[i : t.start()]
+    line = _LINE_END_RE.search(body, i, limit)
+    return body[i : line.start() if line else limit]
+
+
+def front_matter(preamble: str, body: str, environments: list[str]) -> tuple[list[str], str]:
+    """The abstract's LaTeX (:func:`abstracts`; else the text under a first heading "Abstract",
+    as PLOS's template writes it) and the body without its front matter (:func:`body_start`)."""
+    chunks = abstracts(preamble, body, environments)
+    if not chunks:
+        chunk, body = _abstract_heading(body)
+        chunks = [chunk] if chunk and chunk.strip() else []
+    return chunks, body_start(body)
+
+
+_ABSTRACT_TITLE_RE = re.compile(r"\s*abstract\s*[.:]?\s*", re.I)
+
+
+def _abstract_heading(body: str) -> tuple[str | None, str]:
+    """The text under the body's first heading when that heading is "Abstract", and the body
+    with an :data:`ABSTRACT_MARK` in its place."""
+    heading = HEADING_RE.search(body)
+    if heading is None or not heading.group(1):
+        return None, body
+    _, i = read_optional(body, heading.end())
+    try:
+        name, i = read_group(body, i)
+    except LatexError:
+        return None, body
+    if name is None or not _ABSTRACT_TITLE_RE.fullmatch(_plain(name)):
+        return None, body
+    nxt = HEADING_RE.search(body, i)
+    end = nxt.start() if nxt else len(body)
+    return body[i:end], body[: heading.start()] + ABSTRACT_MARK + body[end:]
+
+
 def body_start(body: str) -> str:
     """The body without its front matter: what precedes ``\\maketitle`` when no heading comes
     before it; without ``\\maketitle`` (iopart and AGU print the title where it is given),
-    what precedes the abstract environment, or a hand-made title page (a short, title-like
-    first page before ``\\newpage``); then author-credit notes before the first heading."""
+    what precedes the abstract (or a front-matter block: :data:`ABSTRACT_MARK`), else a
+    hand-made title block (:func:`_title_block`); then, before the first heading, pages of
+    front matter (a title page, a thesis's copyright and committee pages) and author-credit
+    notes."""
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)
     mt = _MAKETITLE_RE.search(body)
@@ -60,32 +154,100 @@ def body_start(body: str) -> str:
         body = body[mt.end() :]
     elif mt is None:
         abstract = body.rfind(ABSTRACT_MARK, 0, first)
-        page = _PAGE_BREAK_RE.search(body, 0, first)
-        if abstract >= 0:
-            body = body[abstract + 1 :]
-        elif page and _TITLE_PAGE_RE.search(body, 0, page.start()) and len(body[: page.start()]) < 1500:
-            body = body[page.end() :]
+        body = body[abstract + 1 :] if abstract >= 0 else body[_title_block(body, first) :]
     body = body.replace(ABSTRACT_MARK, "")
-    heading = HEADING_RE.search(body)
-    first = heading.start() if heading else len(body)
-    return _credit_notes(body[:first]) + body[first:]
+    first = _first_titled_heading(body)
+    return _credit_notes(_front_pages(body[:first])) + body[first:]
+
+
+def _first_titled_heading(body: str) -> int:
+    """Where the first heading that prints a title begins (RSC's template opens its body with
+    an empty ``\\section*{}``, a space, before the notes on its authors)."""
+    for m in HEADING_RE.finditer(body):
+        if not m.group(1):
+            return m.start()
+        _, i = read_optional(body, m.end())
+        try:
+            name, _ = read_group(body, i)
+        except LatexError:
+            return m.start()
+        if name is None or name.strip():
+            return m.start()
+    return len(body)
 
 
 _PAGE_BREAK_RE = re.compile(r"\\(?:newpage|clearpage|cleardoublepage|pagebreak)(?![A-Za-z])")
 _TITLE_PAGE_RE = re.compile(
     r"\\(?:LARGE|Large|huge|Huge|maketitle|thispagestyle|vfill|titlepage)(?![A-Za-z])|\\begin\s*\{(?:center|flushright)\}"
 )
+# What a thesis or report prints on the pages before its first chapter that no chapter holds
+_FRONT_PAGE_RE = re.compile(
+    r"copyright|\\copyright|©|all rights reserved|dissertation|thesis|in partial fulfil|"
+    r"degree of|doctor of philosophy|master of|committee|approved by|advis[oe]r|supervisor",
+    re.I,
+)
+
+
+def _front_pages(front: str) -> str:
+    """``front`` (the text before the first heading) without its leading pages of front
+    matter: a short, title-like page, or one that names a thesis, its copyright or its
+    committee. The first page that is neither ends them."""
+    pos = 0
+    for page in _PAGE_BREAK_RE.finditer(front):
+        text = front[pos : page.start()]
+        title_like = _TITLE_PAGE_RE.search(text) is not None and len(text) < 1500
+        if not (title_like or (_FRONT_PAGE_RE.search(text) and len(text) < 4000)) and text.strip():
+            break
+        pos = page.end()
+    return front[pos:]
+
+
+# What a hand-made title block is made of: type sizes, centred lines, superscript marks, spacing,
+# notes, e-mail addresses
+_TITLE_BLOCK_RE = re.compile(
+    r"\\(?:Huge|huge|LARGE|Large|large|centering|textsuperscript|thanks|vspace|vskip|bigskip|medskip)(?![A-Za-z])"
+    r"|\\begin\s*\{(?:center|flushleft|flushright)\}|[\w.]@[\w-]+\.\w"
+)
+_BLOCK_BREAK_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
+_ENV_EDGE_RE = re.compile(r"\\(begin|end)\s*\{(center|flushleft|flushright)\}")
+
+
+def _title_block(body: str, first: int) -> int:
+    """Where the body's text begins after a hand-made title block (no ``\\maketitle``, no
+    abstract): the leading paragraphs before ``first`` that are made of title material
+    (:data:`_TITLE_BLOCK_RE`), a centred block read whole; 0 when the body starts with text."""
+    pos = 0
+    while pos < first:
+        m = _BLOCK_BREAK_RE.search(body, pos, first)
+        end = m.end() if m else first
+        opened = [e for e in _ENV_EDGE_RE.finditer(body, pos, end)]
+        depth = sum(1 if e.group(1) == "begin" else -1 for e in opened)
+        if depth > 0:  # a centred block runs over blank lines: read it to its end
+            close = re.compile(r"\\end\s*\{" + opened[-1].group(2) + r"\}").search(body, end, first)
+            end = close.end() if close else end
+        chunk = body[pos:end]
+        if chunk.strip() and not _TITLE_BLOCK_RE.search(chunk):
+            break
+        pos = end
+    return pos if pos < first else 0
+
+
 _NOTE_RE = re.compile(r"\\(?:footnotetext|footnote|thanks)(?![A-Za-z])")
 _CREDIT_RE = re.compile(
     r"contributed equally|equal(?:ly)? contribut|these authors|all (?:\w+ )?authors|corresponding author|"
-    r"to whom correspondence|e-?mail\s*(?:address(?:es)?)?\s*:|[\w.]@[\w-]+\.\w",
+    r"to whom correspondence|e-?mail\s*(?:address(?:es)?)?\s*:|[\w.]@[\w-]+\.\w|"
+    r"work (?:was )?(?:done|performed|carried out) (?:while|during|at|when)|internship|"
+    r"(?:current|present|permanent) (?:address|affiliation)|now (?:at|with) |on leave from|"
+    r"(?:co-?)?first authors?|senior authors?|alphabetical order|project lead",
     re.I,
 )
 
 
 def _credit_notes(front: str) -> str:
     """Notes about the authors before the first heading ("All four authors contributed
-    equally", a corresponding author's e-mail) are front matter, not footnotes of the text."""
+    equally", a corresponding author's e-mail, a work done during an internship) are front
+    matter, not footnotes of the text; so is a ``\\footnotetext`` given before the text's first
+    word, which no mark in the text calls (RSC's addresses, "ESI available")."""
     if not _NOTE_RE.search(front):
         return front
     out, pos = [], 0
@@ -97,7 +259,9 @@ def _credit_notes(front: str) -> str:
             note, end = read_group(front, i)
         except LatexError:
             continue
-        if note is not None and _CREDIT_RE.search(note):
+        before = HEADING_RE.sub("", "".join(out) + front[pos : m.start()])  # an empty \\section*{}
+        leading = m.group() == "\\footnotetext" and not re.search(r"\w", _plain(before))
+        if note is not None and (leading or _CREDIT_RE.search(note)):
             out.append(front[pos : m.start()])
             pos = end
     out.append(front[pos:])

@@ -40,8 +40,9 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
+from corpus.parse.latex.commands import drop_definitions
 from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
-from corpus.parse.latex.front import abstracts, body_start, front_line, title
+from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
 from corpus.parse.latex.labels import assign_labels, theorems
 from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
@@ -98,6 +99,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
+    body, defined = drop_definitions(body)  # \newenvironment, \fancypagestyle: no text where given
     body = DISPLAY_RE.sub(
         lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
     )
@@ -117,17 +119,16 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
-        title=title(preamble + body),
+        title=title(preamble + body, body),
         bib_entries={it.entry.ref_id: it.entry for it in items},
         citation_style=ctx.style,  # type: ignore[arg-type]
         parser_version=PARSER_NAME,
     )
 
-    definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
+    definitions = "\n".join([preamble, *source.packages.values(), *defined])  # the paper's and its .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
-    abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
-    body = body_start(taken.body)
+    abstract_latex, body = front_matter(preamble, taken.body, taken.abstracts)
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
     heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
 
