@@ -232,7 +232,7 @@ def take_out(
     found = TakenOut("", [], [], [])
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
-        out.append(body[pos : reg.start])
+        out.append(_captions_of(body[pos : reg.start], counts, found, ref_entries, labels))
         pos = reg.end
         name = reg.name
         if name in ABSTRACT_ENVS or name in FRONT_ENVS:
@@ -276,8 +276,7 @@ def take_out(
         if not cap.strip() and not found_labels and name.startswith("tabular"):
             continue
         counts[kind] += 1
-        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}[kind]
-        ref_id = f"{prefix}{counts[kind] - 1}"
+        ref_id = f"{_PREFIX[kind]}{counts[kind] - 1}"
         found.captions.append((ref_id, cap))
         ref_entries[ref_id] = RefEntry(
             latex=reg.content.strip() if kind not in ("figure", "listing") else None,
@@ -288,6 +287,54 @@ def take_out(
             labels[lab] = Target(ref_id, str(counts[kind]), kind)
         for lab, line in lines:  # a label on a line of code: \ref prints the line's number
             labels[lab] = Target(ref_id, line, "line")
-    out.append(body[pos:])
+    out.append(_captions_of(body[pos:], counts, found, ref_entries, labels))
     found.body = "".join(out)
     return found
+
+
+_CAPTIONOF_RE = re.compile(r"\\captionof\*?\s*\{\s*([A-Za-z]+)\s*\}")
+_NEXT_LABEL_RE = re.compile(r"\s*(?:\\label\s*\{([^{}]*)\})?")
+_PREFIX = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}
+
+
+def _captions_of(
+    text: str,
+    counts: dict[str, int],
+    found: TakenOut,
+    ref_entries: dict[str, RefEntry],
+    labels: dict[str, Target],
+) -> str:
+    """``text`` (body outside the floats) without its ``\\captionof{table}{...}`` (caption's
+    captions set in a minipage or a centred block): each is a caption, numbered with the floats
+    of its kind, with the label that follows it; never body text ("tableBoth strategies...")."""
+    if "\\captionof" not in text:
+        return text
+    out, pos = [], 0
+    for m in _CAPTIONOF_RE.finditer(text):
+        kind = FLOAT_KIND.get(m.group(1), m.group(1))
+        if m.start() < pos or kind not in _PREFIX:
+            continue
+        _, i = read_optional(text, m.end())
+        try:
+            cap, i = read_group(text, i)
+        except LatexError:
+            continue
+        if cap is None:
+            continue
+        after = _NEXT_LABEL_RE.match(text, i)
+        found_labels = [lab.strip() for lab in LABEL_RE.findall(cap)]
+        if after and after.group(1):
+            found_labels.append(after.group(1).strip())
+            i = after.end()
+        counts[kind] += 1
+        ref_id = f"{_PREFIX[kind]}{counts[kind] - 1}"
+        found.captions.append((ref_id, LABEL_RE.sub("", cap)))
+        ref_entries[ref_id] = RefEntry(
+            type=kind if kind in ("figure", "table") else "other", num=str(counts[kind])
+        )  # type: ignore[arg-type]
+        for lab in found_labels:
+            labels[lab] = Target(ref_id, str(counts[kind]), kind)
+        out.append(text[pos : m.start()])
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
