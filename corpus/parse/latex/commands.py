@@ -6,7 +6,7 @@ prints "Feature", ``\\setlength\\tabcolsep{6pt}`` nothing, ``\\hyperref[sec:a]{S
 A spec is read left to right, one letter an argument (xparse's letters where they exist):
 
 * ``s`` an optional star, ``o`` an optional ``[...]`` (no text), ``O`` one that is text,
-  ``=`` an optional ``=``;
+  ``d`` an optional ``(...)`` (no text: the knowledge package's scopes), ``=`` an optional ``=``;
 * ``m`` a mandatory argument that is no text, ``t`` one that is text (a group or one token);
 * ``g`` a further group, read only when one follows (``\\collaboration{n}{name}`` in AASTeX,
   ``\\collaboration{name}`` in REVTeX);
@@ -43,7 +43,7 @@ ARGUMENTS: dict[str, str] = _table(
     # front matter: names, affiliations, dates, running heads, journal metadata
     """om: author affil address email title ead cortext fntext tnotetext subjclass ccsdesc
     thanks marginpar todo caption captionsetup addbibresource usepackage RequirePackage;
-    m: label date institute orcid orcidlink markright subtitle shorttitle runningtitle titlerunning
+    m: label zlabel date institute orcid orcidlink markright subtitle shorttitle runningtitle titlerunning
     authorrunning dedicatory preprint received revised accepted published altaffiliation homepage
     submitjournal shortauthors institution streetaddress city state country
     postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
@@ -104,6 +104,9 @@ ARGUMENTS: dict[str, str] = _table(
     om: printglossary printacronyms newglossary loadglsentries; -: makeglossaries printglossaries
     glsaddall; om: glsadd; omm: newacronym newabbreviation; mm: newglossaryentry; m: acused acreset;
     mom: acro acrodef;"""
+    # the knowledge package: \\kl(scope)[notion]{text} prints its text, definitions nothing
+    """dot: kl intro reintro; dom: phantomintro; mog: knowledge; m: knowledgeconfigure;
+    smm: knowledgestyle; smom: knowledgedirective; sm: knowledgedefault; mm: knowledgenewvariant; -: AP;"""
     # text arguments set side by side
     """tt: IEEEPARstart; ott: lettrine; t: dropcap textsuperscript textsubscript centerline;
     mmt: multicolumn; omomot: multirow;"""
@@ -136,6 +139,11 @@ def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
             opt, i = read_optional(s, i)
             if kind == "O" and opt is not None:
                 texts.append(opt)
+        elif kind == "d":
+            j = skip_ws(s, i)
+            close = s.find(")", j, j + 200) if s.startswith("(", j) else -1
+            if close > 0 and "\n\n" not in s[j:close]:
+                i = close + 1
         elif kind == "=":
             j = skip_ws(s, i)
             if s.startswith("=", j):
@@ -165,8 +173,37 @@ def read_arguments(s: str, i: int, spec: str) -> tuple[list[str | None], int]:
 def strip_arguments(latex: str) -> str:
     """``latex`` with every command of :data:`ARGUMENTS` replaced by its text arguments, each
     in braces (nested commands too); a command with none leaves an empty group (or a space),
-    so the letters after it never join a control word before it."""
-    return _rewrite(latex, _COMMAND_RE, None) if "\\" in latex else latex
+    so the letters after it never join a control word before it. An assignment of a length to
+    a length register (``\\abovedisplayskip=3pt``) goes too, whatever the register."""
+    if "\\" not in latex:
+        return latex
+    if "=" in latex:
+        latex = _ASSIGNMENT_RE.sub(" ", latex)
+    return _rewrite(latex, _COMMAND_RE, None)
+
+
+# What an argument holds when it is a setting, whatever the command (one the tables do not know):
+# a length, a key=value list, an xcolor expression or a colour model's numbers. Such an argument
+# is never text ("\\mysetup{protrusion=false}", "\\myskip{-0.5em}", "\\hl{red!30}").
+_LENGTH = (
+    r"[-+]?\s*(?:\d+\.?\d*|\.\d+)\s*(?:(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)(?![A-Za-z])"
+    r"|\\[A-Za-z@]*(?:width|height|depth|skip|sep|size|indent|margin)(?![A-Za-z]))"
+    r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|mu))*"
+)
+_SETTING = (
+    rf"\s*(?:{_LENGTH}|[A-Za-z][\w .-]*=[^{{}}]*|[A-Za-z]+(?:!\d+(?:![A-Za-z]+)?)+"
+    r"|\d*\.?\d+(?:\s*,\s*\d*\.?\d+){2,3}|[0-9A-Fa-f]{6})\s*"
+)
+_SETTING_ARGUMENT_RE = re.compile(r"\{" + _SETTING + r"\}|\[" + _SETTING + r"\]")
+_ASSIGNMENT_RE = re.compile(  # a length register's name (not a symbol's: $\\alpha=2cm$ is text)
+    r"\\[A-Za-z@]*(?:skip|sep|width|height|depth|indent|margin|size|space|length|offset)\s*=\s*" + _LENGTH
+)
+
+
+def drop_settings(command: str) -> str:
+    """An unknown command with its arguments (``\\foo[width=2cm]{4pt}``) without those that
+    hold a setting (:data:`_SETTING_ARGUMENT_RE`): what is left may be text."""
+    return _SETTING_ARGUMENT_RE.sub("", command) if "{" in command or "[" in command else command
 
 
 # Commands whose arguments are LaTeX that sets up what prints elsewhere (an environment's code,
@@ -209,6 +246,25 @@ def _rewrite(latex: str, command_re: re.Pattern, removed: list[str] | None) -> s
         return latex
     out.append(latex[pos:])
     return "".join(out)
+
+
+# The knowledge package's quotation notation, on when the paper asks for it: "word" is
+# \kl{word}, ""word"" \intro{word}, "automata@DBUA" the word "automata" of the scope DBUA.
+_QUOTATION_ON_RE = re.compile(
+    r"\\usepackage\s*\[[^\]]*\bquotation\b[^\]]*\]\s*\{[^{}]*\bknowledge\b"
+    r"|\\knowledgeconfigure\s*\{[^{}]*\bquotation\b"
+)
+_NOTION_QUOTE_RE = re.compile(
+    r'(?<!\\)""((?:[^"\n]|\n(?![ \t]*\n)){1,200}?)""|(?<![\\"])"((?:[^"\n]|\n(?![ \t]*\n)){1,200}?)"(?!")'
+)
+
+
+def knowledge_quotes(preamble: str, body: str) -> str:
+    """``body`` with the knowledge package's quoted notions printed as their text (up to the
+    ``@`` that names their scope), when ``preamble`` turns its quotation notation on."""
+    if '"' not in body or "knowledge" not in preamble or not _QUOTATION_ON_RE.search(preamble):
+        return body
+    return _NOTION_QUOTE_RE.sub(lambda m: "{" + (m.group(1) or m.group(2) or "").split("@")[0] + "}", body)
 
 
 def environment_arguments(s: str, i: int, name: str) -> tuple[str, int]:

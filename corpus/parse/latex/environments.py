@@ -20,11 +20,17 @@ FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfi
 TABLE_ENVS = frozenset(
     "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
 )
-MATH_ENVS = frozenset(
-    """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
-    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
-) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
+# math-only environments: met at the top level inside a display (\\[ ... \\]) they are its equation,
+# unnumbered; inside inline math ($A = \\left[\\begin{array}...\\right]$) part of its text
+MATH_ONLY_ENVS = frozenset(
     "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+MATH_ENVS = (
+    frozenset(
+        """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
+    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+    )
+    | MATH_ONLY_ENVS
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
@@ -101,17 +107,21 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
         kind, name = m.group(1), m.group(2).strip()
         if kind == "begin":
             stack.append(name)
-            if active is None and (
-                name in FIGURE_ENVS
-                or name in TABLE_ENVS
-                or name in MATH_ENVS
-                or name in _DROP_ENVS
-                or name in _ALGORITHM_ENVS
-                or name in _LISTING_ENVS
-                or name in ACK_ENVS
-                or name in user
-                or name in ABSTRACT_ENVS
-                or name in FRONT_ENVS
+            if (
+                active is None
+                and not (name in MATH_ONLY_ENVS and _in_inline_math(body, m.start()))
+                and (
+                    name in FIGURE_ENVS
+                    or name in TABLE_ENVS
+                    or name in MATH_ENVS
+                    or name in _DROP_ENVS
+                    or name in _ALGORITHM_ENVS
+                    or name in _LISTING_ENVS
+                    or name in ACK_ENVS
+                    or name in user
+                    or name in ABSTRACT_ENVS
+                    or name in FRONT_ENVS
+                )
             ):
                 active = (len(stack) - 1, m.start(), name, m.end())
             continue
@@ -123,6 +133,21 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
             regions.append(Region(active[1], m.end(), active[2], body[active[3] : m.start()]))
             active = None
     return regions, (active[1], active[2], active[3]) if active is not None else None
+
+
+_DOLLAR_RE = re.compile(r"(?<!\\)\$|\\[()]")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+
+def _in_inline_math(body: str, at: int) -> bool:
+    """Whether ``body[at]`` sits inside inline math: an odd number of ``$`` (or an open ``\\(``)
+    since its paragraph began (displays are ``displaymath`` environments by now)."""
+    start = max(body.rfind("\n\n", 0, at), at - 5000, 0)
+    depth = 0
+    for m in _DOLLAR_RE.finditer(body, start, at):
+        tok = m.group()
+        depth = (depth ^ 1) if tok == "$" else 1 if tok == "\\(" else 0
+    return depth == 1
 
 
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")

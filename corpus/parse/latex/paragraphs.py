@@ -13,6 +13,7 @@ from corpus.parse.document import Paragraph
 from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
 from corpus.parse.latex.cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
 from corpus.parse.latex.commands import ARGUMENTS, environment_arguments, strip_arguments
+from corpus.parse.latex.environments import MATH_ONLY_ENVS
 from corpus.parse.latex.spans import Builder, Context
 from corpus.parse.latex.text import latex_to_text
 
@@ -24,7 +25,8 @@ _HANDLED_RE = re.compile(
 INTERPRETED = CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
 _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
-_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
+# every environment but those that live in math (what take_out left of them is inline math)
+_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{(?!(?:" + control_words(MATH_ONLY_ENVS) + r")\})([^{}]*)\}")
 # a \begin whose arguments must be read: one in the table, or any with an optional argument
 _ARGUMENT_ENV_RE = re.compile(
     r"\\begin\s*\{(?:"
@@ -55,6 +57,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                     c, end = read_group(latex, end)
                     emit_refs(b, "ref", [a or "", c or ""], ctx)
                 else:  # only cleveref takes a list of labels: a comma may be part of a label
+                    _, end = read_optional(latex, end)  # \zref[page]{label}, \zcref[S]{a,b}
                     arg, end = read_group(latex, end)
                     keys = (arg or "").split(",") if cmd in LIST_REFS else [arg or ""]
                     emit_refs(b, cmd, [x.strip() for x in keys if x.strip()], ctx)

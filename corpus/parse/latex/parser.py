@@ -40,7 +40,7 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex.commands import drop_definitions
+from corpus.parse.latex.commands import drop_definitions, knowledge_quotes
 from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
@@ -100,6 +100,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
     body, defined = drop_definitions(body)  # \newenvironment, \fancypagestyle: no text where given
+    body = knowledge_quotes(preamble, body)
     body = DISPLAY_RE.sub(
         lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
     )
