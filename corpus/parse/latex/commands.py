@@ -59,7 +59,8 @@ ARGUMENTS: dict[str, str] = _table(
     """m: bibliographystyle bibliography index glossary graphicspath hyphenation input include
     includeonly; om: externaldocument zexternaldocument;
     som: includegraphics; om: includepdf includesvg lstinputlisting;
-    mt: hypertarget hyperlink; ot: hyperref; omt: href; m: hypersetup;"""
+    mt: hypertarget hyperlink; ot: hyperref; omt: href; m: hypersetup; omm: pdfbookmark; mm:
+    belowpdfbookmark currentpdfbookmark subpdfbookmark; om: bookmark;"""
     # lengths, spacing and boxes
     """sm: vspace; sm_: hspace; m: addvspace linespread setstretch; sm: enlargethispage;
     mm: setlength addtolength settowidth settoheight settodepth; m: newlength;
@@ -84,7 +85,8 @@ ARGUMENTS: dict[str, str] = _table(
     # page headers and footers (fancyhdr), heading formats (titlesec, sectsty), micro-typography
     # (microtype), caption formats: what they set is printed on every page or heading, never here
     """om: fancyhead fancyfoot fancyhf lhead chead rhead lfoot cfoot rfoot fancyheadoffset
-    fancyfootoffset fancyhfoffset; mm: fancyplain;
+    fancyfootoffset fancyhfoffset; mm: fancyplain; om: ihead ohead ifoot ofoot lehead cehead rehead lohead
+    cohead rohead lefoot cefoot refoot lofoot cofoot rofoot; som: automark; -: manualmark;
     m: titlelabel sectionfont subsectionfont subsubsectionfont paragraphfont subparagraphfont
     chapterfont partfont allsectionsfont; mmo: titleclass;
     m: microtypesetup microtypecontext; om: DisableLigatures; omm: SetTracking SetExtraKerning

@@ -34,11 +34,13 @@ MATH_ENVS = (
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML tocentry pspicture minted code""".split()
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML tocentry pspicture minted code
+    circuitikz pgfpicture""".split()
 )
 # Front matter set apart: a title page, elsarticle's and imsart's frontmatter, imsart's author group,
-# the title block of a \twocolumn[...] (RSC). No body text, but the abstract in them is the abstract.
-FRONT_ENVS = frozenset("titlepage frontmatter aug @twocolumnfalse".split())
+# the title block of a \twocolumn[...] (RSC), Nature's affiliations. No body text, but the abstract
+# in them is the abstract.
+FRONT_ENVS = frozenset("titlepage frontmatter aug @twocolumnfalse affiliations".split())
 ABSTRACT_ENVS = frozenset({"abstract", "abstract*"})  # Optica's template writes abstract*
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
@@ -220,11 +222,13 @@ _PROSE_WORD_RE = re.compile(r"(?<![\\A-Za-z])[a-z]{2,}(?![A-Za-z])")  # names an
 
 
 def _front_abstracts(reg: Region) -> list[str]:
-    """The abstracts in a front-matter block: its abstract environments; in the title block of a
-    two-column page (``@twocolumnfalse``, RSC's), which has none, the one run of prose in it
-    (20 lower-case words at least: the rest are a title, names and dates)."""
+    """The abstracts in a front-matter block: its abstract environments; in a journal's front
+    matter (elsarticle's and imsart's ``frontmatter``, the title block of a two-column page,
+    ``@twocolumnfalse``, RSC's) that has none, the one run of prose in it (20 lower-case words at
+    least: the rest are a title, names and dates). A title page is no journal's: no prose of it
+    is taken (a thesis's declaration)."""
     found = [m.group(1) for m in _INNER_ABSTRACT_RE.finditer(reg.content)]
-    if found or reg.name != "@twocolumnfalse":
+    if found or reg.name not in ("@twocolumnfalse", "frontmatter"):
         return found
     cells = _CELL_BREAK_RE.split(reg.content)
     words = [len(_PROSE_WORD_RE.findall(cell)) for cell in cells]

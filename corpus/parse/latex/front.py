@@ -14,7 +14,7 @@ from corpus.parse.latex.text import _plain
 _MAKETITLE_RE = re.compile(r"\\maketitle(?![A-Za-z])")
 
 
-_TITLE_RE = re.compile(r"\\(?:title|icmltitle)\s*(?:\[[^\]]*\])?\s*\{")
+_TITLE_RE = re.compile(r"\\(?:title|icmltitle|Title)\s*(?:\[[^\]]*\])?\s*\{")  # \Title: MDPI's classes
 
 
 def title(text: str, body: str = "") -> str:
@@ -111,12 +111,40 @@ def _sized_text(body: str, i: int) -> str:
 
 def front_matter(preamble: str, body: str, environments: list[str]) -> tuple[list[str], str]:
     """The abstract's LaTeX (:func:`abstracts`; else the text under a first heading "Abstract",
-    as PLOS's template writes it) and the body without its front matter (:func:`body_start`)."""
+    as PLOS's template writes it, or after a line or run-in label "Abstract" before the first
+    heading, as hand-made title pages do) and the body without its front matter
+    (:func:`body_start`)."""
     chunks = abstracts(preamble, body, environments)
     if not chunks:
         chunk, body = _abstract_heading(body)
+        if chunk is None:
+            chunk, body = _abstract_label(body)
         chunks = [chunk] if chunk and chunk.strip() else []
     return chunks, body_start(body)
+
+
+# "Abstract" alone on its line or in its group ({\bf ABSTRACT}), or run in ("Abstract: We ...")
+_ABSTRACT_LABEL_RE = re.compile(
+    r"(?<![A-Za-z\\])(?:abstract|Abstract|ABSTRACT|A\s?B\s?S\s?T\s?R\s?A\s?C\s?T)(?![A-Za-z])"
+    r"(?=\s*(?:[.:—–-]|\\\\|\}|\n|\\end\b|\\par\b|\\textemdash\b))"
+)
+_PARAGRAPH_START_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
+
+
+def _abstract_label(body: str) -> tuple[str | None, str]:
+    """The text after a label "Abstract" that begins a paragraph before the first heading (up to
+    that heading or the next page), and the body with an :data:`ABSTRACT_MARK` in its place."""
+    heading = HEADING_RE.search(body)
+    first = heading.start() if heading else len(body)
+    for m in _ABSTRACT_LABEL_RE.finditer(body, 0, first):
+        starts = [p.end() for p in _PARAGRAPH_START_RE.finditer(body, max(m.start() - 2000, 0), m.start())]
+        if re.search(r"[^\W\d_]", _plain(body[starts[-1] if starts else 0 : m.start()])):
+            continue  # words before it in its paragraph: "abstract" is a word of the text
+        page = _PAGE_BREAK_RE.search(body, m.end(), first)
+        end = page.start() if page else first
+        chunk = re.sub(r"^\s*[.:—–-]?", "", body[m.end() : end])
+        return chunk, body[: m.start()] + ABSTRACT_MARK + body[end:]
+    return None, body
 
 
 _ABSTRACT_TITLE_RE = re.compile(r"\s*abstract\s*[.:]?\s*", re.I)
@@ -282,7 +310,7 @@ def front_line(text: str) -> bool:
 
 
 _ABSTRACT_ENV_RE = re.compile(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", re.S)
-_ABSTRACT_CMD_RE = re.compile(r"\\abstract\s*\{")
+_ABSTRACT_CMD_RE = re.compile(r"\\(?:abstract|Abstract)\s*\{")  # \Abstract: the JSS class
 # A&A's structured abstract: each part prints its name ("Context. Stars form.")
 _AA_PARTS_RE = re.compile(r"\\(context|aims|methods|results|conclusions)\s*\{")
 

@@ -78,6 +78,7 @@ PARSER_VERSION = "corpus.parse.latex/4"
 # changes three papers from one that changes none (corpus.provenance).
 PARSER_NAME = "corpus.parse.latex"
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
+_NO_WORDS = re.compile(r"[\W\d_]*")
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
 
@@ -133,8 +134,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
     heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
 
-    for chunk in abstract_latex:
-        doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
+    for chunk in abstract_latex:  # an ornament after a hand-made abstract ("⋈") is none of it
+        doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None, _NO_WORDS.fullmatch))
     for n, seg in enumerate(segments):  # before the first heading, keyword and date lines are front matter
         paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num, front_line if n == 0 else None)
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)
