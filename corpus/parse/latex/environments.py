@@ -217,7 +217,7 @@ def caption(content: str) -> str:
     return LABEL_RE.sub("", cap or "")
 
 
-_CELL_BREAK_RE = re.compile(r"&|\\\\|\n[ \t]*\n")
+_CELL_BREAK_RE = re.compile(r"&|\\\\|\n[ \t]*\n|\\(?:begin|end)\s*\{[^{}]*\}")
 _PROSE_WORD_RE = re.compile(r"(?<![\\A-Za-z])[a-z]{2,}(?![A-Za-z])")  # names and titles are capitalised
 
 

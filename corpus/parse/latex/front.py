@@ -128,11 +128,12 @@ _ABSTRACT_LABEL_RE = re.compile(
     r"(?<![A-Za-z\\])(?:abstract|Abstract|ABSTRACT|A\s?B\s?S\s?T\s?R\s?A\s?C\s?T)(?![A-Za-z])"
     r"(?=\s*(?:[.:—–-]|\\\\|\}|\n|\\end\b|\\par\b|\\textemdash\b))"
 )
-_PARAGRAPH_START_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
+# where a line of text begins: a paragraph, an environment's edge, a forced line break
+_PARAGRAPH_START_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])|\\(?:begin|end)\s*\{[^{}]*\}|\\\\")
 
 
 def _abstract_label(body: str) -> tuple[str | None, str]:
-    """The text after a label "Abstract" that begins a paragraph before the first heading (up to
+    """The text after a label "Abstract" that begins a line before the first heading (up to
     that heading or the next page), and the body with an :data:`ABSTRACT_MARK` in its place."""
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)

@@ -71,8 +71,9 @@ __all__ = [
 # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: rows name the
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
-# front matter, bibliography fields, equations kept as spans, unclosed environments recovered)
-PARSER_VERSION = "corpus.parse.latex/4"
+# front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
+# 5: issues 43/44 (TeX's token front end; layout commands, front matter, abstracts and maths as LaTeX prints them)
+PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
