@@ -61,12 +61,13 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                     arg, end = read_group(latex, end)
                     keys = (arg or "").split(",") if cmd in LIST_REFS else [arg or ""]
                     emit_refs(b, cmd, [x.strip() for x in keys if x.strip()], ctx)
-            elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
+            elif cmd in _FOOTNOTE_CMDS:  # one paragraph of its own, appended to the body (as Grobid does)
                 _, end = read_optional(latex, end)
                 content, end = read_group(latex, end)
                 content = ctx.held_notes.pop(content, content) if content else content
-                if content and content.strip():
-                    ctx.footnotes.extend(paragraphs(content, ctx, "", None))
+                note = convert(_one_paragraph(content), ctx, "", None) if content and content.strip() else None
+                if note is not None:
+                    ctx.footnotes.append(note)
         except LatexError:
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
@@ -127,6 +128,14 @@ def _environment_breaks(latex: str) -> str:
             out.append(kept)
     out.append(latex[pos:])
     return "".join(out)
+
+
+def _one_paragraph(latex: str) -> str:
+    """A note's LaTeX as one paragraph: a footnote is one unit of the text however many
+    paragraphs, lists or quotations it holds (LaTeXML and Grobid count it so)."""
+    latex = _environment_breaks(latex)
+    latex = _ITEM_RE.sub(lambda m: " " + (m.group(1) or "") + " ", latex)
+    return _PARBREAK_RE.sub(" ", _PAR_RE.sub(" ", latex))
 
 
 _NOTE_RE = re.compile(r"\\(?:footnote|footnotetext)(?![A-Za-z])\*?")
