@@ -65,7 +65,9 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                 _, end = read_optional(latex, end)
                 content, end = read_group(latex, end)
                 content = ctx.held_notes.pop(content, content) if content else content
-                note = convert(_one_paragraph(content), ctx, "", None) if content and content.strip() else None
+                note = (
+                    convert(_one_paragraph(content), ctx, "", None) if content and content.strip() else None
+                )
                 if note is not None:
                     ctx.footnotes.append(note)
         except LatexError:
