@@ -266,8 +266,9 @@ def test_imsart_front_matter_is_no_body(abstract: str) -> None:
 
 
 def test_thesis_title_copyright_and_committee_pages_are_no_body() -> None:
-    """A thesis set by hand: no ``\\title``; a title page, a copyright page and a committee page
-    before the first chapter. The title is the largest type on its title page."""
+    """A thesis set by hand: no ``\\title``; a title page, a copyright page, a committee page and
+    the author's declaration before the first chapter. The title is the largest type on its
+    title page."""
     doc = _parse(
         "\\documentclass[12pt]{report}\n\\begin{document}\n\\thispagestyle{empty}\n\\begin{center}\n"
         "{\\Huge\\bfseries Sampling from probabilistic submodular models}\\\\[2cm]\n{\\Large Jane Doe}\\\\[1cm]\n"
@@ -275,6 +276,7 @@ def test_thesis_title_copyright_and_committee_pages_are_no_body() -> None:
         "Doctor of Philosophy\n\\end{center}\n\\newpage\n\\begin{center}\n\\copyright~2021 Jane Doe\\\\\n"
         "All rights reserved.\n\\end{center}\n\\newpage\n\\noindent Approved by the dissertation committee:\\\\\n"
         "Prof. A, advisor\\\\ Prof. B\\\\ Prof. C\n\\newpage\n"
+        "\\noindent I hereby declare that I wrote this dissertation myself.\n\n"
         "\\chapter{Introduction}\nSubmodular functions are everywhere.\n\\end{document}\n"
     )
     assert doc.title == "Sampling from probabilistic submodular models"
@@ -368,3 +370,16 @@ def test_array_in_inline_math_stays_in_its_sentence() -> None:
         "Let $A = \\left[\\begin{array}{cc} a & b \\\\ c & d \\end{array}\\right]$ be a matrix and "
         "$f(x) = \\begin{cases} 1 & x>0 \\\\ 0 & \\text{else}\\end{cases}$ a step."
     ) == ["Let A = [ a b; c d ] be a matrix and f(x) = 1 x>0; 0 else a step."]
+
+
+def test_a_title_page_no_rule_reads_gives_the_pdf_title() -> None:
+    """classicthesis sets its title in spaced capitals from ``\\myTitle``, which it also gives
+    hyperref as the PDF's title."""
+    doc = _parse(
+        "\\documentclass{scrreprt}\n\\newcommand{\\myTitle}{Raoul Schrotts Epos \\emph{Erste Erde}\\xspace}\n"
+        "\\hypersetup{pdftitle={\\myTitle},pdfauthor={A. Author}}\n\\begin{document}\n"
+        "\\begin{titlepage}\\begin{center}\\large\\hfill\\vfill\\spacedallcaps{\\myTitle}\\end{center}\\end{titlepage}\n"
+        "\\chapter{Einleitung}\nText.\n\\end{document}\n"
+    )
+    assert doc.title == "Raoul Schrotts Epos Erste Erde"
+    assert [p.text for p in doc.body_text] == ["Text."]

@@ -29,7 +29,7 @@ def title(text: str, body: str = "") -> str:
     if m is None:
         m = _TITLE_RE.search(text)
     if not m:
-        return display_title(body)
+        return display_title(body) or _pdf_title(text)
     try:
         raw, _ = read_group(text, m.end() - 1)
     except LatexError:
@@ -42,6 +42,20 @@ def title(text: str, body: str = "") -> str:
 _TRAILING_MARK_RE = re.compile(
     r"\s*(?:\$\^\s*\{?[^${}]{1,12}\}?\$|\\textsuperscript\s*\{[^{}]{1,12}\})(?=[\s}]*$)"
 )
+
+
+_PDFTITLE_RE = re.compile(r"\bpdftitle\s*=\s*(?=\{)")
+
+
+def _pdf_title(text: str) -> str:
+    """The title a paper gives its PDF (hyperref's ``pdftitle={...}``), when it sets its own
+    title page in a way no rule reads (classicthesis's spaced small capitals)."""
+    m = _PDFTITLE_RE.search(text)
+    try:
+        raw, _ = read_group(text, m.end()) if m else (None, 0)
+    except LatexError:
+        return ""
+    return _without_notes(raw or "")
 
 
 def _without_notes(raw: str) -> str:
@@ -212,22 +226,27 @@ _TITLE_PAGE_RE = re.compile(
 # What a thesis or report prints on the pages before its first chapter that no chapter holds
 _FRONT_PAGE_RE = re.compile(
     r"copyright|\\copyright|©|all rights reserved|dissertation|thesis|in partial fulfil|"
-    r"degree of|doctor of philosophy|master of|committee|approved by|advis[oe]r|supervisor",
+    r"degree of|doctor of philosophy|master of|committee|approved by|advis[oe]r|supervisor|reviewer|"
+    r"oral examination|hereby declare|declaration|erkl(?:\{?\\\"\s*a\}?|ä)r|eidesstattlich|gutachter|betreuer",
     re.I,
 )
 
 
 def _front_pages(front: str) -> str:
     """``front`` (the text before the first heading) without its leading pages of front
-    matter: a short, title-like page, or one that names a thesis, its copyright or its
-    committee. The first page that is neither ends them."""
+    matter: a short, title-like page, or one that names a thesis, its copyright, its committee
+    or the author's declaration (the last, up to the heading, too, after such pages). The first
+    page that is none of these ends them."""
     pos = 0
-    for page in _PAGE_BREAK_RE.finditer(front):
-        text = front[pos : page.start()]
-        title_like = _TITLE_PAGE_RE.search(text) is not None and len(text) < 1500
+    for page in [*_PAGE_BREAK_RE.finditer(front), None]:
+        if page is None and pos == 0:
+            break  # no page before it was front matter: the text before the heading is the paper's
+        end = page.start() if page else len(front)
+        text = front[pos:end]
+        title_like = page is not None and _TITLE_PAGE_RE.search(text) is not None and len(text) < 1500
         if not (title_like or (_FRONT_PAGE_RE.search(text) and len(text) < 4000)) and text.strip():
             break
-        pos = page.end()
+        pos = page.end() if page else end
     return front[pos:]
 
 
