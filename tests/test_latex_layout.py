@@ -383,3 +383,15 @@ def test_a_title_page_no_rule_reads_gives_the_pdf_title() -> None:
     )
     assert doc.title == "Raoul Schrotts Epos Erste Erde"
     assert [p.text for p in doc.body_text] == ["Text."]
+
+
+def test_a_hand_made_journal_header_and_title_block_are_no_body() -> None:
+    """A journal's header line in small type and a rule above a title block set by hand (no
+    ``\\maketitle``, no abstract environment): front matter, the title read from it."""
+    doc = _parse(
+        "\\documentclass{article}\n\\begin{document}\n\\noindent{\\small Journal of Foo, Vol. 3 (2020), pp. 1--10}\n"
+        "\\hrule\n\n\\begin{center}{\\Large\\bf A hand-made title}\\\\[2mm] A. Author and B. Author\\\\ "
+        "Some University \\end{center}\n\nKeywords: one, two\n\n\\section{Introduction}\nText.\n\\end{document}\n"
+    )
+    assert doc.title == "A hand-made title"
+    assert [p.text for p in doc.body_text] == ["Text."]

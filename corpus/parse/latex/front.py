@@ -251,9 +251,10 @@ def _front_pages(front: str) -> str:
 
 
 # What a hand-made title block is made of: type sizes, centred lines, superscript marks, spacing,
-# notes, e-mail addresses
+# rules, notes, e-mail addresses (a journal's header line in small type above the title too)
 _TITLE_BLOCK_RE = re.compile(
-    r"\\(?:Huge|huge|LARGE|Large|large|centering|textsuperscript|thanks|vspace|vskip|bigskip|medskip)(?![A-Za-z])"
+    r"\\(?:Huge|huge|LARGE|Large|large|small|centering|textsuperscript|thanks|vspace|vskip|bigskip|medskip|"
+    r"hrule|rule|hrulefill)(?![A-Za-z])"
     r"|\\begin\s*\{(?:center|flushleft|flushright)\}|[\w.]@[\w-]+\.\w"
 )
 _BLOCK_BREAK_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
