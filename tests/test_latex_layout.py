@@ -395,3 +395,17 @@ def test_a_hand_made_journal_header_and_title_block_are_no_body() -> None:
     )
     assert doc.title == "A hand-made title"
     assert [p.text for p in doc.body_text] == ["Text."]
+
+
+def test_a_float_the_paper_declares_is_a_float() -> None:
+    """``\\newfloat{glosbox}{thp}{glosbox}`` (float package): its box was printed in the body
+    (232 words in one paper); it is a float of its own, numbered apart from the figures."""
+    doc = _parse(
+        "\\documentclass{article}\n\\usepackage{float}\n\\newfloat{glosbox}{thp}{glosbox}\n\\floatname{glosbox}{Box}\n"
+        "\\begin{document}\n\\section{S}\nSee Box~\\ref{box:a} and Figure~\\ref{f}.\n"
+        "\\begin{glosbox}[tbhp]\\caption{Glossary.}\\label{box:a}\n\\textbf{Term}: what it means.\n\\end{glosbox}\n"
+        "\\begin{figure}\\caption{A figure.}\\label{f}\\end{figure}\nAfter.\n\\end{document}\n"
+    )
+    assert [p.text for p in doc.body_text] == ["See Box 1 and Figure 1.", "After."]
+    assert (doc.ref_entries["FLOATREF0"].num, doc.ref_entries["FLOATREF0"].text) == ("1", "Glossary.")
+    assert doc.ref_entries["FIGREF0"].num == "1"

@@ -154,6 +154,9 @@ def _in_inline_math(body: str, at: int) -> bool:
 
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
 _BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
+_NEWFLOAT_RE = re.compile(
+    r"\\(?:newfloat|DeclareFloatingEnvironment|DeclareNewFloatType)\s*(?:\[[^\]]*\])?\s*\{\s*([^{}]+?)\s*\}"
+)
 _COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
 _KNOWN_ENVS = (
     FIGURE_ENVS
@@ -171,7 +174,9 @@ _INNER_ABSTRACT_RE = re.compile(r"\\begin\s*\{abstract\*?\}(.*?)\\end\s*\{abstra
 def user_environments(definitions: str, body: str) -> dict[str, str]:
     """The paper's own environments that hold a figure, a table or an equation: those its
     ``\\newenvironment`` opens with one, and unknown ones that take a column spec and hold
-    ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
+    ``&`` cells (``\\begin{resultstable}{|l|c|}``); and the floats it declares (``\\newfloat``,
+    ``\\DeclareFloatingEnvironment``: a box, a listing of its own). Name -> figure, table,
+    equation or float."""
     out: dict[str, str] = {}
     for m in _NEWENV_RE.finditer(definitions):
         _, i = read_optional(definitions, m.end())
@@ -189,6 +194,8 @@ def user_environments(definitions: str, body: str) -> dict[str, str]:
             if kind:
                 out.setdefault(m.group(1), kind)
                 break
+    for m in _NEWFLOAT_RE.finditer(definitions):  # float's \newfloat, newfloat's declarations
+        out.setdefault(m.group(1).strip(), "float")
     tried: dict[str, int] = {}  # a few occurrences of a few names: linear on any text
     for m in _BEGIN_ARG_RE.finditer(body):
         name = m.group(1).strip()
@@ -304,21 +311,28 @@ def take_out(
                 continue
         if not cap.strip() and not found_labels and name.startswith("tabular"):
             continue
-        counts[kind] += 1
-        ref_id = f"{_PREFIX[kind]}{counts[kind] - 1}"
+        counter = name if kind == "float" else kind  # a float the paper declares counts on its own
+        counts[counter] = n = counts.get(counter, 0) + 1
+        ref_id = f"FLOATREF{_floats(counts)}" if kind == "float" else f"{_PREFIX[kind]}{n - 1}"
         found.captions.append((ref_id, cap))
         ref_entries[ref_id] = RefEntry(
             latex=reg.content.strip() if kind not in ("figure", "listing") else None,
             type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
-            num=str(counts[kind]),
+            num=str(n),
         )
         for lab in found_labels:
-            labels[lab] = Target(ref_id, str(counts[kind]), kind)
+            labels[lab] = Target(ref_id, str(n), kind)
         for lab, line in lines:  # a label on a line of code: \ref prints the line's number
             labels[lab] = Target(ref_id, line, "line")
     out.append(_captions_of(body[pos:], counts, found, ref_entries, labels))
     found.body = "".join(out)
     return found
+
+
+def _floats(counts: dict[str, int]) -> int:
+    """How many floats the paper declares came before (their ids, FLOATREFn, run over all)."""
+    counts["\0floats"] = n = counts.get("\0floats", -1) + 1
+    return n
 
 
 _CAPTIONOF_RE = re.compile(r"\\captionof\*?\s*\{\s*([A-Za-z]+)\s*\}")
