@@ -409,3 +409,10 @@ def test_a_float_the_paper_declares_is_a_float() -> None:
     assert [p.text for p in doc.body_text] == ["See Box 1 and Figure 1.", "After."]
     assert (doc.ref_entries["FLOATREF0"].num, doc.ref_entries["FLOATREF0"].text) == ("1", "Glossary.")
     assert doc.ref_entries["FIGREF0"].num == "1"
+
+
+def test_code_with_an_equals_sign_is_text_not_a_setting() -> None:
+    """The settings rule reads key=value lists only: JSS's ``\\code{summarise_by = c("model")}``
+    is text (the rule first dropped it)."""
+    text = latex_to_text('\\code{summarise\\_by = c("model", "location")} and \\code{n = 10}')
+    assert text == 'summarise_by = c("model", "location") and n = 10'

@@ -192,9 +192,12 @@ _LENGTH = (
     r"|\\[A-Za-z@]*(?:width|height|depth|skip|sep|size|indent|margin)(?![A-Za-z]))"
     r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|mu))*"
 )
+# key=value items: keys are words set against their "=", values plain (code such as
+# \code{n = 10} or \code{by = c("model")} is text)
+_KEY_VALUE = r"[A-Za-z](?:[A-Za-z -]*[A-Za-z])?=(?:[^,{}\"'()$=\\]|\\[A-Za-z]+)*"
 _SETTING = (
-    rf"\s*(?:{_LENGTH}|[A-Za-z][\w .-]*=[^{{}}]*|[A-Za-z]+(?:!\d+(?:![A-Za-z]+)?)+"
-    r"|\d*\.?\d+(?:\s*,\s*\d*\.?\d+){2,3}|[0-9A-Fa-f]{6})\s*"
+    rf"\s*(?:{_LENGTH}|{_KEY_VALUE}(?:\s*,\s*(?:{_KEY_VALUE}|[A-Za-z][A-Za-z -]*))*"
+    r"|[A-Za-z]+(?:!\d+(?:![A-Za-z]+)?)+|\d*\.?\d+(?:\s*,\s*\d*\.?\d+){2,3}|[0-9A-Fa-f]{6})\s*"
 )
 _SETTING_ARGUMENT_RE = re.compile(r"\{" + _SETTING + r"\}|\[" + _SETTING + r"\]")
 _ASSIGNMENT_RE = re.compile(  # a length register's name (not a symbol's: $\\alpha=2cm$ is text)
