@@ -127,10 +127,13 @@ def test_definitions_in_the_body_print_nothing() -> None:
     ]
 
 
-def test_addmargin_prints_nothing() -> None:
-    """scrextend's ``addmargin`` printed its "6mm" (a ``\\let`` alias of ``\\@input``:
-    tests/test_eprint_main.py)."""
+def test_margins_print_nothing() -> None:
+    """scrextend's ``addmargin`` printed its "6mm", changepage's ``adjustwidth`` (MDPI's template)
+    "-0cm"; an environment no table knows loses the groups that hold lengths (a ``\\let`` alias
+    of ``\\@input``: tests/test_eprint_main.py)."""
     assert _body("\\begin{addmargin}[6mm]{6mm}Indented text.\\end{addmargin}") == ["Indented text."]
+    assert _body("\\begin{adjustwidth}{-\\extralength}{0cm}Wide text.\\end{adjustwidth}") == ["Wide text."]
+    assert _body("\\begin{mybox}{-1cm}{0pt}Boxed.\\end{mybox}") == ["Boxed."]
 
 
 def test_caption_of_a_table_outside_a_float_is_a_caption() -> None:
@@ -357,6 +360,7 @@ def test_elsarticle_front_matter_is_no_body() -> None:
         ("$A = \\left[\\begin{array}{cc} a & b \\\\ c & d \\end{array}\\right]$", "A = [ a b; c d ]"),
         ("$f(x) = \\begin{cases} 1 & x>0 \\\\ 0 & \\text{else}\\end{cases}$", "f(x) = 1 x>0; 0 else"),
         ("$\\hat{x_i}$, $\\widehat{F_{ST}}$, $\\overline{x_{1}}$", "x̂_i, F̂_ST, x̅_1"),
+        ("$\\begin{aligned}[t] a &= b \\\\ c &= d \\end{aligned}$", "a = b; c = d"),
     ],
 )
 def test_maths_commands_print_their_maths(latex: str, text: str) -> None:

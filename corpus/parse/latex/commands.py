@@ -116,7 +116,7 @@ ARGUMENTS: dict[str, str] = _table(
     """ooom: {minipage}; moo: {multicols}; m: {multicols*} {otherlanguage} {otherlanguage*}
     {adjustbox} {spacing} {lrbox}; o: {tcolorbox} {mdframed} {enumerate} {itemize} {description};
     mm: {list}; om: {subfigure} {subtable}; OO: {displayquote}; o: {acronym};
-    om: {addmargin} {addmargin*};"""
+    om: {addmargin} {addmargin*}; mm: {adjustwidth} {adjustwidth*};"""
 )
 
 _COMMAND_RE = re.compile(
@@ -188,8 +188,8 @@ def strip_arguments(latex: str) -> str:
 # a length, a key=value list, an xcolor expression or a colour model's numbers. Such an argument
 # is never text ("\\mysetup{protrusion=false}", "\\myskip{-0.5em}", "\\hl{red!30}").
 _LENGTH = (
-    r"[-+]?\s*(?:\d+\.?\d*|\.\d+)\s*(?:(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)(?![A-Za-z])"
-    r"|\\[A-Za-z@]*(?:width|height|depth|skip|sep|size|indent|margin)(?![A-Za-z]))"
+    r"[-+]?\s*(?:(?:\d+\.?\d*|\.\d+)\s*(?:true\s*)?(?:pt|cm|mm|in|em|ex|bp|pc|dd|cc|sp|mu|px)(?![A-Za-z])"
+    r"|(?:\d+\.?\d*|\.\d+)?\s*\\[A-Za-z@]*(?:width|height|depth|skip|sep|size|indent|margin|length)(?![A-Za-z]))"
     r"(?:\s*(?:plus|minus)\s*[-+]?\s*(?:\d+\.?\d*|\.\d+)?\s*(?:fil+|pt|cm|mm|in|em|ex|mu))*"
 )
 # key=value items: keys are words set against their "=", values plain (code such as
@@ -200,6 +200,7 @@ _SETTING = (
     r"|[A-Za-z]+(?:!\d+(?:![A-Za-z]+)?)+|\d*\.?\d+(?:\s*,\s*\d*\.?\d+){2,3}|[0-9A-Fa-f]{6})\s*"
 )
 _SETTING_ARGUMENT_RE = re.compile(r"\{" + _SETTING + r"\}|\[" + _SETTING + r"\]")
+_SETTING_GROUP_RE = re.compile(r"\s*\{" + _SETTING + r"\}")
 _ASSIGNMENT_RE = re.compile(  # a length register's name (not a symbol's: $\\alpha=2cm$ is text)
     r"\\[A-Za-z@]*(?:skip|sep|width|height|depth|indent|margin|size|space|length|offset)\s*=\s*" + _LENGTH
 )
@@ -275,10 +276,13 @@ def knowledge_quotes(preamble: str, body: str) -> str:
 def environment_arguments(s: str, i: int, name: str) -> tuple[str, int]:
     """The text arguments (in braces) of the environment ``name`` begun just before ``s[i]``, and
     where its arguments end: ``\\begin{minipage}[t]{0.5\\textwidth}`` has none. An environment
-    outside the table loses an optional argument only (``\\begin{enumerate}[label=(a)]``)."""
-    spec = ARGUMENTS.get("{" + name + "}", "o")
+    outside the table loses an optional argument (``\\begin{enumerate}[label=(a)]``) and the
+    groups after it that hold settings (``\\begin{mybox}{-1cm}{0pt}``)."""
+    spec = ARGUMENTS.get("{" + name + "}")
     try:
-        texts, end = read_arguments(s, i, spec)
+        texts, end = read_arguments(s, i, spec or "o")
     except LatexError:
         return "", i
+    while spec is None and (m := _SETTING_GROUP_RE.match(s, end)):
+        end = m.end()
     return "".join("{" + t + "}" for t in texts if t is not None), end

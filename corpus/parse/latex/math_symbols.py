@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from unicodeit.data import COMBININGMARKS, REPLACEMENTS
 
-from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_group
+from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_group, read_optional
 
 # Accents unicodeit names, and the wide / extra forms LaTeX and amsmath add.
 ACCENTS: dict[str, str] = {latex[1:]: mark for latex, mark in COMBININGMARKS}
@@ -159,7 +159,9 @@ def fractions(math: str) -> str:
     return "".join(out)
 
 
-_ARRAY_RE = re.compile(r"\\begin\s*\{(array|[pbBvV]?matrix|smallmatrix|cases)\}")
+_ARRAY_RE = re.compile(
+    r"\\begin\s*\{(array|[pbBvV]?matrix|smallmatrix|cases|aligned|gathered|split|alignedat)\}"
+)
 _DELIMITERS = {
     "pmatrix": "()",
     "bmatrix": "[]",
@@ -183,7 +185,8 @@ def arrays(math: str) -> str:
         if end < 0:
             continue
         i = m.end()
-        if name == "array":  # its column spec
+        _, i = read_optional(math, i)  # \begin{aligned}[t], \begin{array}[b]{cc}
+        if name in ("array", "alignedat"):  # its column spec, its number of columns
             try:
                 _, i = read_group(math, i)
             except LatexError:

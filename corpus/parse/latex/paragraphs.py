@@ -27,11 +27,11 @@ _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
 # every environment but those that live in math (what take_out left of them is inline math)
 _ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{(?!(?:" + control_words(MATH_ONLY_ENVS) + r")\})([^{}]*)\}")
-# a \begin whose arguments must be read: one in the table, or any with an optional argument
+# a \begin whose arguments must be read: one in the table, or any with an argument
 _ARGUMENT_ENV_RE = re.compile(
     r"\\begin\s*\{(?:"
     + control_words({k[1:-1] for k in ARGUMENTS if k.startswith("{")})
-    + r")\}|\\begin\s*\{[^{}]*\}\s*\["
+    + r")\}|\\begin\s*\{[^{}]*\}\s*[\[{]"
 )
 _PAR_RE = re.compile(r"\\par(?![A-Za-z])")
 
