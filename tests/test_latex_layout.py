@@ -102,6 +102,7 @@ def test_rsc_template_page_setup_prints_nothing_and_its_front_matter_is_read() -
         ("\\mysetup{protrusion=false}Text \\myskip{-0.5em}more", "Text more"),
         ("\\mybox[width=2cm]{boxed} \\shade{red!30!white}{shaded}", "boxed shaded"),
         ("\\parfillskip=0pt plus 1fil \\belowcaptionskip=-10pt Text", "Text"),
+        ("\\hangindent=\\parindent \\hangafter=1 \\looseness-1 \\clubpenalty=10000 Text", "Text"),
         # the knowledge package's notions print their text
         ("\\AP An \\intro(DBUA)[automaton]{automaton} reads \\kl[word]{words}", "An automaton reads words"),
     ],

@@ -179,8 +179,7 @@ def strip_arguments(latex: str) -> str:
     a length register (``\\abovedisplayskip=3pt``) goes too, whatever the register."""
     if "\\" not in latex:
         return latex
-    if "=" in latex:
-        latex = _ASSIGNMENT_RE.sub(" ", latex)
+    latex = _ASSIGNMENT_RE.sub(" ", latex)
     return _rewrite(latex, _COMMAND_RE, None)
 
 
@@ -202,7 +201,11 @@ _SETTING = (
 _SETTING_ARGUMENT_RE = re.compile(r"\{" + _SETTING + r"\}|\[" + _SETTING + r"\]")
 _SETTING_GROUP_RE = re.compile(r"\s*\{" + _SETTING + r"\}")
 _ASSIGNMENT_RE = re.compile(  # a length register's name (not a symbol's: $\\alpha=2cm$ is text)
-    r"\\[A-Za-z@]*(?:skip|sep|width|height|depth|indent|margin|size|space|length|offset)\s*=\s*" + _LENGTH
+    r"\\[A-Za-z@]*(?:skip|sep|width|height|depth|indent|margin|size|space|length|offset)\s*=\s*"
+    + _LENGTH
+    # and TeX's integer parameters of line breaking (\hangafter=1, \looseness-1, \clubpenalty=10000)
+    + r"|\\(?:[A-Za-z@]*(?:penalty|demerits|badness)|hangafter|tolerance|pretolerance|looseness)"
+    r"(?![A-Za-z@])\s*=?\s*-?\d+"
 )
 
 
