@@ -421,3 +421,21 @@ def test_code_with_an_equals_sign_is_text_not_a_setting() -> None:
     is text (the rule first dropped it)."""
     text = latex_to_text('\\code{summarise\\_by = c("model", "location")} and \\code{n = 10}')
     assert text == 'summarise_by = c("model", "location") and n = 10'
+
+
+def test_a_full_width_table_in_the_body_keeps_its_caption_and_label() -> None:
+    """A PCCP paper sets its wide tables in ``\\twocolumn[\\begin{@twocolumnfalse}...]`` mid-text,
+    with ``\\captionof{table}`` above the tabular and the ``\\label`` after it: a caption of the
+    table, its label the table's (the text printed "table 2.5 [" and "tableBoth strategies")."""
+    doc = _parse(
+        "\\documentclass{article}\n\\usepackage{caption}\n\\begin{document}\n\\section{S}\n"
+        "As summed up in table~\\ref{tab:a}.\n\\twocolumn[\\begin{@twocolumnfalse}\n\\begin{center}\n"
+        "\\captionof{table}{Both strategies have benefits.}\n\\begin{tabular*}{\\textwidth}{ll} a & b \\\\ "
+        "\\end{tabular*}\\label{tab:a}\n\\end{center}\n\\end{@twocolumnfalse}]\nMiddle text.\n"
+        "\\begin{table}\\caption{Other.}\\label{tab:b}\\end{table}\n\nSee Table~\\ref{tab:b}.\n\\end{document}\n"
+    )
+    assert [p.text for p in doc.body_text] == ["As summed up in table 1.", "Middle text.", "See Table 2."]
+    assert [(k, e.num, e.text) for k, e in doc.ref_entries.items() if e.type == "table"] == [
+        ("TABREF0", "1", "Both strategies have benefits."),
+        ("TABREF1", "2", "Other."),
+    ]

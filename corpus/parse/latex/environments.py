@@ -70,6 +70,7 @@ class Region:
     content: str
 
 
+_FIRST_HEADING_RE = re.compile(r"\\(?:part|chapter|section|subsection)\*?\s*[\[{]")
 _MAX_UNCLOSED = 50  # beyond this the text is not a paper TeX would typeset: fail it
 
 
@@ -79,12 +80,16 @@ def environments(
     """Top-level regions of environments that leave the body text, in order (``user``: the
     paper's own environments that are figures, tables or equations). One never closed ends
     where its paragraph ends, as TeX ends an unclosed display at the paragraph's end ("Missing
-    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there."""
+    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there.
+    Front-matter blocks (:data:`FRONT_ENVS`) are regions before the first heading only: a
+    ``@twocolumnfalse`` further on holds a full-width float, a ``titlepage`` a supplement's."""
     user = user or {}
     regions: list[Region] = []
     start = 0
+    heading = _FIRST_HEADING_RE.search(body)
+    front_end = heading.start() if heading else len(body)
     for _ in range(_MAX_UNCLOSED + 1):
-        found, unclosed = _scan(body, start, user)
+        found, unclosed = _scan(body, start, user, front_end)
         regions += found
         if unclosed is None:
             return regions
@@ -100,7 +105,9 @@ def environments(
     raise LatexError("unbalanced_environment", f"more than {_MAX_UNCLOSED} environments never closed")
 
 
-def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tuple[int, str, int] | None]:
+def _scan(
+    body: str, start: int, user: dict[str, str], front_end: int
+) -> tuple[list[Region], tuple[int, str, int] | None]:
     """The regions from ``start`` on, and the one left open (its start, name and content start)."""
     regions: list[Region] = []
     stack: list[str] = []
@@ -122,7 +129,7 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
                     or name in ACK_ENVS
                     or name in user
                     or name in ABSTRACT_ENVS
-                    or name in FRONT_ENVS
+                    or (name in FRONT_ENVS and m.start() < front_end)
                 )
             ):
                 active = (len(stack) - 1, m.start(), name, m.end())
@@ -264,11 +271,13 @@ def take_out(
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
     them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
     counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
+    body = _unwrap_twocolumn(body)
     equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
+    captions_of = _CaptionsOf(counts, found, ref_entries, labels)
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
-        out.append(_captions_of(body[pos : reg.start], counts, found, ref_entries, labels))
+        out.append(captions_of.gap(body[pos : reg.start]))
         pos = reg.end
         name = reg.name
         if name in ABSTRACT_ENVS or name in FRONT_ENVS:
@@ -311,6 +320,7 @@ def take_out(
                 continue
         if not cap.strip() and not found_labels and name.startswith("tabular"):
             continue
+        captions_of.pending = None  # a float's counter stepped: a label after it is the float's
         counter = name if kind == "float" else kind  # a float the paper declares counts on its own
         counts[counter] = n = counts.get(counter, 0) + 1
         ref_id = f"FLOATREF{_floats(counts)}" if kind == "float" else f"{_PREFIX[kind]}{n - 1}"
@@ -324,9 +334,30 @@ def take_out(
             labels[lab] = Target(ref_id, str(n), kind)
         for lab, line in lines:  # a label on a line of code: \ref prints the line's number
             labels[lab] = Target(ref_id, line, "line")
-    out.append(_captions_of(body[pos:], counts, found, ref_entries, labels))
+    out.append(captions_of.gap(body[pos:]))
     found.body = "".join(out)
     return found
+
+
+_TWOCOLUMN_RE = re.compile(r"\\twocolumn(?![A-Za-z])\s*(?=\[)")
+
+
+def _unwrap_twocolumn(body: str) -> str:
+    """``\\twocolumn[...]`` as what it sets at the top of the page (a title block, a full-width
+    float): its content, read like the rest; the brackets are no text."""
+    if "\\twocolumn" not in body:
+        return body
+    out, pos = [], 0
+    for m in _TWOCOLUMN_RE.finditer(body):
+        if m.start() < pos:
+            continue
+        content, end = read_optional(body, m.end())
+        if content is None:
+            continue
+        out.append(body[pos : m.start()] + "\n" + content + "\n")
+        pos = end
+    out.append(body[pos:])
+    return "".join(out)
 
 
 def _floats(counts: dict[str, int]) -> int:
@@ -336,48 +367,67 @@ def _floats(counts: dict[str, int]) -> int:
 
 
 _CAPTIONOF_RE = re.compile(r"\\captionof\*?\s*\{\s*([A-Za-z]+)\s*\}")
-_NEXT_LABEL_RE = re.compile(r"\s*(?:\\label\s*\{([^{}]*)\})?")
+# the text up to a \label, with no blank line and no other caption before it
+_PENDING_LABEL_RE = re.compile(
+    r"(?:(?!\n[ \t]*\n)[^\\]|\\(?!label\b|captionof\b))*?(?P<cmd>\\label\s*\{(?P<label>[^{}]*)\})"
+)
 _PREFIX = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}
 
 
-def _captions_of(
-    text: str,
-    counts: dict[str, int],
-    found: TakenOut,
-    ref_entries: dict[str, RefEntry],
-    labels: dict[str, Target],
-) -> str:
-    """``text`` (body outside the floats) without its ``\\captionof{table}{...}`` (caption's
-    captions set in a minipage or a centred block): each is a caption, numbered with the floats
-    of its kind, with the label that follows it; never body text ("tableBoth strategies...")."""
-    if "\\captionof" not in text:
-        return text
-    out, pos = [], 0
-    for m in _CAPTIONOF_RE.finditer(text):
-        kind = FLOAT_KIND.get(m.group(1), m.group(1))
-        if m.start() < pos or kind not in _PREFIX:
-            continue
-        _, i = read_optional(text, m.end())
-        try:
-            cap, i = read_group(text, i)
-        except LatexError:
-            continue
-        if cap is None:
-            continue
-        after = _NEXT_LABEL_RE.match(text, i)
-        found_labels = [lab.strip() for lab in LABEL_RE.findall(cap)]
-        if after and after.group(1):
-            found_labels.append(after.group(1).strip())
-            i = after.end()
-        counts[kind] += 1
-        ref_id = f"{_PREFIX[kind]}{counts[kind] - 1}"
-        found.captions.append((ref_id, LABEL_RE.sub("", cap)))
-        ref_entries[ref_id] = RefEntry(
-            type=kind if kind in ("figure", "table") else "other", num=str(counts[kind])
-        )  # type: ignore[arg-type]
-        for lab in found_labels:
-            labels[lab] = Target(ref_id, str(counts[kind]), kind)
-        out.append(text[pos : m.start()])
-        pos = i
-    out.append(text[pos:])
-    return "".join(out)
+@dataclass
+class _CaptionsOf:
+    """``\\captionof{table}{...}`` (caption's captions set in a minipage or a centred block,
+    outside any float): each is a caption, numbered with the floats of its kind, never body
+    text ("tableBoth strategies..."). Its label is the next ``\\label`` before a blank line or
+    another caption, wherever it stands (after the tabular it captions: LaTeX's \\label takes
+    the last counter stepped)."""
+
+    counts: dict[str, int]
+    found: TakenOut
+    ref_entries: dict[str, RefEntry]
+    labels: dict[str, Target]
+    pending: Target | None = None
+
+    def gap(self, text: str) -> str:
+        """``text`` (body between two regions) without its captions and their labels."""
+        if self.pending is None and "\\captionof" not in text:
+            return text
+        out, pos = [], 0
+        for m in _CAPTIONOF_RE.finditer(text):
+            kind = FLOAT_KIND.get(m.group(1), m.group(1))
+            if m.start() < pos or kind not in _PREFIX:
+                continue
+            _, i = read_optional(text, m.end())
+            try:
+                cap, i = read_group(text, i)
+            except LatexError:
+                continue
+            if cap is None:
+                continue
+            out.append(self._label(text[pos : m.start()]))
+            self.counts[kind] += 1
+            ref_id = f"{_PREFIX[kind]}{self.counts[kind] - 1}"
+            self.found.captions.append((ref_id, LABEL_RE.sub("", cap)))
+            self.ref_entries[ref_id] = RefEntry(
+                type=kind if kind in ("figure", "table") else "other", num=str(self.counts[kind])
+            )  # type: ignore[arg-type]
+            self.pending = Target(ref_id, str(self.counts[kind]), kind)
+            for lab in LABEL_RE.findall(cap):
+                self.labels[lab.strip()] = self.pending
+                self.pending = None
+            pos = i
+        out.append(self._label(text[pos:]))
+        return "".join(out)
+
+    def _label(self, text: str) -> str:
+        """``text`` without the label of the caption before it, when it holds one before a blank line."""
+        if self.pending is None:
+            return text
+        m = _PENDING_LABEL_RE.match(text)
+        if m is None:
+            if _BLANK_LINE_RE.search(text):
+                self.pending = None
+            return text
+        self.labels[m.group("label").strip()] = self.pending
+        self.pending = None
+        return text[: m.start("cmd")] + text[m.end() :]
