@@ -118,7 +118,7 @@ def _scan(
             stack.append(name)
             if (
                 active is None
-                and not (name in MATH_ONLY_ENVS and _in_inline_math(body, m.start()))
+                and not (name in MATH_ONLY_ENVS and _inline_text(body, m, name))
                 and (
                     name in FIGURE_ENVS
                     or name in TABLE_ENVS
@@ -144,8 +144,19 @@ def _scan(
     return regions, (active[1], active[2], active[3]) if active is not None else None
 
 
+_OTHER_BEGIN_RE = re.compile(r"\\begin\s*\{(?!(?:" + "|".join(sorted(MATH_ONLY_ENVS)) + r")\})")
 _DOLLAR_RE = re.compile(r"(?<!\\)\$|\\[()]")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+
+def _inline_text(body: str, m: re.Match, name: str) -> bool:
+    """Whether the math-only environment begun by ``m`` is part of a sentence's inline math (read
+    as its text): inside ``$...$`` and holding no other environment (an array of tikz pictures
+    set in ``$...$`` is a picture, cut out whole)."""
+    if not _in_inline_math(body, m.start()):
+        return False
+    end = body.find("\\end{" + name + "}", m.end())
+    return end >= 0 and _OTHER_BEGIN_RE.search(body, m.end(), end) is None
 
 
 def _in_inline_math(body: str, at: int) -> bool:

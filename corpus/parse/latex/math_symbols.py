@@ -11,6 +11,7 @@ accents, its ``\\mathcal{A}``-style entries for the mathematical alphanumeric le
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections.abc import Callable
@@ -159,8 +160,10 @@ def fractions(math: str) -> str:
     return "".join(out)
 
 
-_ARRAY_RE = re.compile(
+# an array with no environment inside it: its name, and what it holds up to its \end
+_INNERMOST_ARRAY_RE = re.compile(
     r"\\begin\s*\{(array|[pbBvV]?matrix|smallmatrix|cases|aligned|gathered|split|alignedat)\}"
+    r"((?:(?!\\begin\s*\{)[\s\S])*?)\\end\s*\{\1\}"
 )
 _DELIMITERS = {
     "pmatrix": "()",
@@ -175,28 +178,23 @@ _DELIMITERS = {
 def arrays(math: str) -> str:
     """Arrays, matrices and cases set in inline math as text: cells apart, rows joined by "; "
     (``\\left[\\begin{array}{cc} a & b \\\\ c & d \\end{array}\\right]`` "[a b; c d]"), the
-    matrix environments' own delimiters around them."""
-    out, pos = [], 0
-    for m in _ARRAY_RE.finditer(math):
-        if m.start() < pos:
-            continue
-        name = m.group(1)
-        end = math.find("\\end{" + name + "}", m.end())
-        if end < 0:
-            continue
-        i = m.end()
-        _, i = read_optional(math, i)  # \begin{aligned}[t], \begin{array}[b]{cc}
-        if name in ("array", "alignedat"):  # its column spec, its number of columns
-            try:
-                _, i = read_group(math, i)
-            except LatexError:
-                continue
-        rows = [r for r in re.split(r"\\\\(?:\s*\[[^\]]*\])?", math[i:end]) if r.strip()]
-        cells = "; ".join(
-            " ".join(c.strip() for c in r.replace("\\hline", "").split("&") if c.strip()) for r in rows
-        )
-        left, right = (_DELIMITERS.get(name, "") + "  ")[:2]
-        out.append(math[pos : m.start()] + f" {left.strip()}{cells}{right.strip()} ")
-        pos = end + len("\\end{" + name + "}")
-    out.append(math[pos:])
-    return "".join(out)
+    matrix environments' own delimiters around them; nested ones innermost first."""
+    for _ in range(8):  # nesting depth: bounded
+        if not _INNERMOST_ARRAY_RE.search(math):
+            break
+        math = _INNERMOST_ARRAY_RE.sub(_array_text, math)
+    return math
+
+
+def _array_text(m: re.Match) -> str:
+    name, body = m.group(1), m.group(2)
+    _, i = read_optional(body, 0)  # \begin{aligned}[t], \begin{array}[b]{cc}
+    if name in ("array", "alignedat"):  # its column spec, its number of columns
+        with contextlib.suppress(LatexError):
+            _, i = read_group(body, i)
+    rows = [r for r in re.split(r"\\\\(?:\s*\[[^\]]*\])?", body[i:]) if r.strip()]
+    cells = "; ".join(
+        " ".join(c.strip() for c in r.replace("\\hline", "").split("&") if c.strip()) for r in rows
+    )
+    left, right = (_DELIMITERS.get(name, "") + "  ")[:2]
+    return f" {left.strip()}{cells}{right.strip()} "
