@@ -35,7 +35,7 @@ MATH_ENVS = (
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
     keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML tocentry pspicture minted code
-    circuitikz pgfpicture""".split()
+    circuitikz pgfpicture tikzcd""".split()
 )
 # Front matter set apart: a title page, elsarticle's and imsart's frontmatter, imsart's author group,
 # the title block of a \twocolumn[...] (RSC), Nature's affiliations. No body text, but the abstract
