@@ -439,3 +439,18 @@ def test_a_full_width_table_in_the_body_keeps_its_caption_and_label() -> None:
         ("TABREF0", "1", "Both strategies have benefits."),
         ("TABREF1", "2", "Other."),
     ]
+
+
+def test_journal_metadata_and_a_block_set_after_maketitle_are_no_body() -> None:
+    """PNAS's significance statement and author contributions, MNRAS's ``\\pubyear{2019}`` after
+    ``\\maketitle`` ("2019" was the first paragraph), and a date line and dedication set by hand
+    between ``\\maketitle`` and the first heading."""
+    doc = _parse(
+        "\\documentclass{pnas-new}\n\\begin{document}\n\\title{T}\n\\leadauthor{Blake}\n"
+        "\\significancestatement{Understanding transmission is essential for guiding interventions.}\n"
+        "\\authorcontributions{All authors contributed to the analysis.}\n\\maketitle\n\\pubyear{2019}\n"
+        "\\vskip -1cm\n{\\centerline{May 2024}\n\\centerline{To be published in the {\\it Journal}}\n"
+        "\\centerline{\\bf Dedication:}\n\\centerline{\\bf We dedicate this work to Louis de Broglie.}\n\n}\n"
+        "\\vskip 1cm\n\\section{Introduction}\nText.\n\\end{document}\n"
+    )
+    assert [p.text for p in doc.body_text] == ["Text."]

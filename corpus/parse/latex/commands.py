@@ -49,7 +49,10 @@ ARGUMENTS: dict[str, str] = _table(
     postcode additionalaffiliation authornote titlenote inst IEEEauthorblockN IEEEauthorblockA
     IEEEmembership acmBooktitle acmDOI acmISBN acmPrice acmYear acmJournal acmVolume acmNumber
     acmArticle acmMonth copyrightyear setcopyright altaffilmark Received Accepted KeyWords keyword
-    keywords pacs tnoteref fnref abstract runtitle runauthor thanksref; om: printead; mm: thankstext;
+    keywords pacs tnoteref fnref abstract runtitle runauthor thanksref pubyear pagerange volume issue
+    firstpage lastpage pubvolume issuenum articlenumber datereceived daterevised dateaccepted
+    datepublished hreflink externaleditor dochead leadauthor significancestatement authorcontributions
+    authordeclaration equalauthors dates; om: printead; mm: thankstext;
     mg: collaboration correspondingauthor; omg: affiliation; mm: markboth altaffiltext SetRunningHead;
     omgg: acmConference; m: authors journalname submitto;
     o: footnotemark authornotemark printbibliography linebreak pagebreak nopagebreak allowdisplaybreaks

@@ -193,8 +193,9 @@ def body_start(body: str) -> str:
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)
     mt = _MAKETITLE_RE.search(body)
-    if mt and mt.start() < first:
+    if mt and mt.start() < first:  # and a block set by hand after it (a date line, a dedication)
         body = body[mt.end() :]
+        body = body[_title_block(body, _first_titled_heading(body)) :]
     elif mt is None:
         abstract = body.rfind(ABSTRACT_MARK, 0, first)
         body = body[abstract + 1 :] if abstract >= 0 else body[_title_block(body, first) :]
@@ -253,8 +254,8 @@ def _front_pages(front: str) -> str:
 # What a hand-made title block is made of: type sizes, centred lines, superscript marks, spacing,
 # rules, notes, e-mail addresses (a journal's header line in small type above the title too)
 _TITLE_BLOCK_RE = re.compile(
-    r"\\(?:Huge|huge|LARGE|Large|large|small|centering|textsuperscript|thanks|vspace|vskip|bigskip|medskip|"
-    r"hrule|rule|hrulefill)(?![A-Za-z])"
+    r"\\(?:Huge|huge|LARGE|Large|large|small|centering|centerline|textsuperscript|thanks|vspace|vskip|bigskip|"
+    r"medskip|hrule|rule|hrulefill)(?![A-Za-z])"
     r"|\\begin\s*\{(?:center|flushleft|flushright)\}|[\w.]@[\w-]+\.\w"
 )
 _BLOCK_BREAK_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
@@ -275,10 +276,19 @@ def _title_block(body: str, first: int) -> int:
             close = re.compile(r"\\end\s*\{" + opened[-1].group(2) + r"\}").search(body, end, first)
             end = close.end() if close else end
         chunk = body[pos:end]
-        if chunk.strip() and not _TITLE_BLOCK_RE.search(chunk):
+        if chunk.strip() and not _title_material(chunk):
             break
         pos = end
-    return pos if pos < first else 0
+    return pos if pos < len(body) else 0  # no heading and nothing but title material: keep it
+
+
+def _title_material(chunk: str) -> bool:
+    """Whether a paragraph is made of title material: set as a title block (:data:`_TITLE_BLOCK_RE`)
+    and no run of prose (fewer than 50 words, or most of them capitalised: names, a title)."""
+    if not _TITLE_BLOCK_RE.search(chunk):
+        return False
+    words = re.findall(r"[^\W\d_]{2,}", _plain(chunk))
+    return len(words) < 50 or sum(w[0].islower() for w in words) * 2 < len(words)
 
 
 _NOTE_RE = re.compile(r"\\(?:footnotetext|footnote|thanks)(?![A-Za-z])")
