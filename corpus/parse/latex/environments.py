@@ -288,7 +288,14 @@ def take_out(
     captions_of = _CaptionsOf(counts, found, ref_entries, labels)
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
-        out.append(captions_of.gap(body[pos : reg.start]))
+        start = reg.start
+        if (
+            body[start - 1 : start] == "$"
+            and body[reg.end : reg.end + 1] == "$"
+            and body[start - 2 : start] != "\\$"
+        ):
+            start, reg.end = start - 1, reg.end + 1  # a picture set as a formula ($\begin{tikzcd}...$)
+        out.append(captions_of.gap(body[pos:start]))
         pos = reg.end
         name = reg.name
         if name in ABSTRACT_ENVS or name in FRONT_ENVS:

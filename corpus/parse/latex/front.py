@@ -195,7 +195,7 @@ def body_start(body: str) -> str:
     mt = _MAKETITLE_RE.search(body)
     if mt and mt.start() < first:  # and a block set by hand after it (a date line, a dedication)
         body = body[mt.end() :]
-        body = body[_title_block(body, _first_titled_heading(body)) :]
+        body = body[_title_block(body, _first_titled_heading(body), spacing=False) :]
     elif mt is None:
         abstract = body.rfind(ABSTRACT_MARK, 0, first)
         body = body[abstract + 1 :] if abstract >= 0 else body[_title_block(body, first) :]
@@ -258,14 +258,17 @@ _TITLE_BLOCK_RE = re.compile(
     r"medskip|hrule|rule|hrulefill)(?![A-Za-z])"
     r"|\\begin\s*\{(?:center|flushleft|flushright)\}|[\w.]@[\w-]+\.\w"
 )
+_SPACING_RE = re.compile(r"\\(?:vspace|vskip|bigskip|medskip|smallskip)(?![A-Za-z])")
 _BLOCK_BREAK_RE = re.compile(r"\n[ \t]*\n|\\par(?![A-Za-z])")
 _ENV_EDGE_RE = re.compile(r"\\(begin|end)\s*\{(center|flushleft|flushright)\}")
 
 
-def _title_block(body: str, first: int) -> int:
+def _title_block(body: str, first: int, spacing: bool = True) -> int:
     """Where the body's text begins after a hand-made title block (no ``\\maketitle``, no
     abstract): the leading paragraphs before ``first`` that are made of title material
-    (:data:`_TITLE_BLOCK_RE`), a centred block read whole; 0 when the body starts with text."""
+    (:data:`_TITLE_BLOCK_RE`; vertical spacing too unless ``spacing`` is False: after
+    ``\\maketitle`` a paragraph may open with a ``\\vspace``), a centred block read whole; 0 when
+    the body starts with text."""
     pos = 0
     while pos < first:
         m = _BLOCK_BREAK_RE.search(body, pos, first)
@@ -276,7 +279,7 @@ def _title_block(body: str, first: int) -> int:
             close = re.compile(r"\\end\s*\{" + opened[-1].group(2) + r"\}").search(body, end, first)
             end = close.end() if close else end
         chunk = body[pos:end]
-        if chunk.strip() and not _title_material(chunk):
+        if chunk.strip() and not _title_material(chunk if spacing else _SPACING_RE.sub("", chunk)):
             break
         pos = end
     return pos if pos < len(body) else 0  # no heading and nothing but title material: keep it
