@@ -454,3 +454,20 @@ def test_journal_metadata_and_a_block_set_after_maketitle_are_no_body() -> None:
         "\\vskip 1cm\n\\section{Introduction}\nText.\n\\end{document}\n"
     )
     assert [p.text for p in doc.body_text] == ["Text."]
+
+
+def test_a_thesis_front_matter_before_mainmatter_is_no_body() -> None:
+    """What a book or thesis declares front matter (``\\frontmatter`` ... ``\\mainmatter``:
+    dedication, preface, declaration, contents) is no body; its abstract chapter is the
+    abstract, its acknowledgments stay back matter."""
+    doc = _parse(
+        "\\documentclass{book}\n\\title{Notes on o-minimality}\n\\begin{document}\n\\maketitle\n\\frontmatter\n"
+        "\\chapter*{Dedication}\nTo my teachers.\n\\chapter*{Abstract}\nWe study definable sets.\n"
+        "\\chapter*{Preface}\nThese notes follow eight lectures.\n\\chapter*{Acknowledgements}\nWe thank the institute.\n"
+        "\\tableofcontents\n\\mainmatter\n\\chapter{Introduction}\nO-minimal structures are tame.\n\\end{document}\n"
+    )
+    assert [p.text for p in doc.abstract] == ["We study definable sets."]
+    assert [(p.section, p.text) for p in doc.body_text] == [
+        ("Introduction", "O-minimal structures are tame.")
+    ]
+    assert [p.text for p in doc.back_matter] == ["We thank the institute."]

@@ -134,7 +134,35 @@ def front_matter(preamble: str, body: str, environments: list[str]) -> tuple[lis
         if chunk is None:
             chunk, body = _abstract_label(body)
         chunks = [chunk] if chunk and chunk.strip() else []
-    return chunks, body_start(body)
+    return chunks, body_start(_book_front(body))
+
+
+_MAINMATTER_RE = re.compile(r"\\mainmatter(?![A-Za-z])")
+_ACK_HEADING_RE = re.compile(r"\s*acknowledge?ments?\s*", re.I)
+
+
+def _book_front(body: str) -> str:
+    """A book's or thesis's body without what it declares front matter (``\\frontmatter`` ...
+    ``\\mainmatter``: title pages, dedication, preface, declaration, contents), but for its
+    acknowledgments (back matter wherever they stand; its abstract is read already)."""
+    main = _MAINMATTER_RE.search(body)
+    if main is None:
+        return body
+    kept, heads = [], [h for h in HEADING_RE.finditer(body, 0, main.start()) if h.group(1)]
+    for n, h in enumerate(heads):
+        name, _ = _heading_title(body, h)
+        if name is not None and _ACK_HEADING_RE.fullmatch(_plain(name)):
+            kept.append(body[h.start() : heads[n + 1].start() if n + 1 < len(heads) else main.start()])
+    return "".join(kept) + body[main.end() :]
+
+
+def _heading_title(body: str, heading: re.Match) -> tuple[str | None, int]:
+    """A sectioning command's title (its group after any optional argument) and where it ends."""
+    _, i = read_optional(body, heading.end())
+    try:
+        return read_group(body, i)
+    except LatexError:
+        return None, i
 
 
 # "Abstract" alone on its line or in its group ({\bf ABSTRACT}), or run in ("Abstract: We ...")
@@ -166,21 +194,18 @@ _ABSTRACT_TITLE_RE = re.compile(r"\s*abstract\s*[.:]?\s*", re.I)
 
 
 def _abstract_heading(body: str) -> tuple[str | None, str]:
-    """The text under the body's first heading when that heading is "Abstract", and the body
-    with an :data:`ABSTRACT_MARK` in its place."""
-    heading = HEADING_RE.search(body)
-    if heading is None or not heading.group(1):
-        return None, body
-    _, i = read_optional(body, heading.end())
-    try:
-        name, i = read_group(body, i)
-    except LatexError:
-        return None, body
-    if name is None or not _ABSTRACT_TITLE_RE.fullmatch(_plain(name)):
-        return None, body
-    nxt = HEADING_RE.search(body, i)
-    end = nxt.start() if nxt else len(body)
-    return body[i:end], body[: heading.start()] + ABSTRACT_MARK + body[end:]
+    """The text under a heading "Abstract" (the body's first, or any in a thesis's front
+    matter before ``\\mainmatter``), and the body with an :data:`ABSTRACT_MARK` in its place."""
+    main = _MAINMATTER_RE.search(body)
+    for heading in HEADING_RE.finditer(body, 0, main.start() if main else len(body)):
+        name, i = _heading_title(body, heading) if heading.group(1) else (None, heading.end())
+        if name is not None and _ABSTRACT_TITLE_RE.fullmatch(_plain(name)):
+            nxt = HEADING_RE.search(body, i)
+            end = nxt.start() if nxt else len(body)
+            return body[i:end], body[: heading.start()] + ABSTRACT_MARK + body[end:]
+        if main is None:
+            break  # only the first heading of an article
+    return None, body
 
 
 def body_start(body: str) -> str:
@@ -208,13 +233,7 @@ def _first_titled_heading(body: str) -> int:
     """Where the first heading that prints a title begins (RSC's template opens its body with
     an empty ``\\section*{}``, a space, before the notes on its authors)."""
     for m in HEADING_RE.finditer(body):
-        if not m.group(1):
-            return m.start()
-        _, i = read_optional(body, m.end())
-        try:
-            name, _ = read_group(body, i)
-        except LatexError:
-            return m.start()
+        name, _ = _heading_title(body, m) if m.group(1) else (None, 0)
         if name is None or name.strip():
             return m.start()
     return len(body)
