@@ -98,7 +98,7 @@ ARGUMENTS: dict[str, str] = _table(
     smom: captionof;"""
     # definitions: what they define prints where it is used, never where it is defined
     # (\renewenvironment{thebibliography}[1]{...#1...}{...} printed "thebibliography[1] #1")
-    """smoomm: newenvironment renewenvironment; mm: fancypagestyle; smommmmo: titleformat;
+    """smoomm: newenvironment renewenvironment; mm: fancypagestyle; smommmmo: titleformat; mom: newcolumntype;
     smmmmo: titlespacing; momommmo: titlecontents;"""
     # package settings, tikz and pgfplots
     """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
@@ -112,6 +112,8 @@ ARGUMENTS: dict[str, str] = _table(
     # the knowledge package: \\kl(scope)[notion]{text} prints its text, definitions nothing
     """dot: kl intro reintro; dom: phantomintro; mog: knowledge; m: knowledgeconfigure;
     smm: knowledgestyle; smom: knowledgedirective; sm: knowledgedefault; mm: knowledgenewvariant; -: AP;"""
+    # algorithmicx's definitions of blocks and commands
+    """momgogogog: algdef; mm: algnewcommand algrenewcommand algblock; sm: algtext; omm: algblockdefx;"""
     # text arguments set side by side
     """tt: IEEEPARstart; ott: lettrine; t: dropcap textsuperscript textsubscript centerline;
     mmt: multicolumn; omomot: multirow;"""
@@ -222,7 +224,7 @@ def drop_settings(command: str) -> str:
 # a page style's headers, a heading's format): they go from the whole body before its structure
 # is read, so a ``\section`` or ``\begin{figure}`` inside them is no heading and no float.
 DEFINITIONS = frozenset(
-    "newenvironment renewenvironment fancypagestyle titleformat titlespacing titlecontents".split()
+    "newenvironment renewenvironment fancypagestyle titleformat titlespacing titlecontents newcolumntype".split()
 )
 _DEFINITION_RE = re.compile(r"\\(" + control_words(DEFINITIONS) + r")(?![A-Za-z])\*?")
 

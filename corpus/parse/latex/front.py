@@ -378,13 +378,31 @@ def abstracts(preamble: str, body: str, environments: list[str]) -> list[str]:
             m = _ABSTRACT_CMD_RE.search(text)
             if m:
                 try:
-                    chunk, _ = read_group(text, m.end() - 1)
+                    chunk = _abstract_groups(text, m.end() - 1)
                 except LatexError:
                     continue
                 if chunk and chunk.strip():
                     found.append(chunk)
                     break
     return [_aa_parts(chunk) for chunk in found]
+
+
+_AA_PARTS = ("context", "aims", "methods", "results", "conclusions")
+
+
+def _abstract_groups(text: str, i: int) -> str | None:
+    """``\\abstract{...}``'s text from its group at ``i``; A&A's structured form gives five groups
+    in a row (context, aims, methods, results, conclusions), each printed with its name."""
+    groups: list[str] = []
+    while len(groups) < len(_AA_PARTS):
+        group, j = read_group(text, i)
+        if group is None or (groups and "\n\n" in text[i:j].split("{", 1)[0]):
+            break
+        groups.append(group)
+        i = j
+    if len(groups) < 2:
+        return groups[0] if groups else None
+    return " ".join(f"\\{name}{{{g}}}" for name, g in zip(_AA_PARTS, groups, strict=False) if g.strip())
 
 
 def _aa_parts(chunk: str) -> str:
