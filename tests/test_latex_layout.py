@@ -103,9 +103,6 @@ def test_rsc_template_page_setup_prints_nothing_and_its_front_matter_is_read() -
         ("\\mybox[width=2cm]{boxed} \\shade{red!30!white}{shaded}", "boxed shaded"),
         ("\\parfillskip=0pt plus 1fil \\belowcaptionskip=-10pt Text", "Text"),
         ("\\hangindent=\\parindent \\hangafter=1 \\looseness-1 \\clubpenalty=10000 Text", "Text"),
-        # column types and algorithmicx blocks defined in the body ("C[1]>p#1", "[1] #1")
-        ("\\newcolumntype{C}[1]{>{\\centering\\arraybackslash}p{#1}}Text", "Text"),
-        ("\\algdef{SE}[DOWHILE]{Do}{doWhile}{\\algorithmicdo}[1]{\\algorithmicwhile\\ #1}Text", "Text"),
         # the knowledge package's notions print their text
         ("\\AP An \\intro(DBUA)[automaton]{automaton} reads \\kl[word]{words}", "An automaton reads words"),
     ],

@@ -97,8 +97,8 @@ ARGUMENTS: dict[str, str] = _table(
     DeclareCaptionTextFormat DeclareCaptionJustification; smm: DeclareCaptionLabelSeparator;
     smom: captionof;"""
     # definitions: what they define prints where it is used, never where it is defined
-    # (\renewenvironment{thebibliography}[1]{...#1...}{...} printed "thebibliography[1] #1")
-    """smoomm: newenvironment renewenvironment; mm: fancypagestyle; smommmmo: titleformat; mom: newcolumntype;
+    # (environments and column types are the front end's: corpus.parse.latex.definitions)
+    """mm: fancypagestyle; smommmmo: titleformat;
     smmmmo: titlespacing; momommmo: titlecontents;"""
     # package settings, tikz and pgfplots
     """m: setcitestyle sisetup lstset tikzset usetikzlibrary pgfplotsset usepgfplotslibrary
@@ -113,7 +113,7 @@ ARGUMENTS: dict[str, str] = _table(
     """dot: kl intro reintro; dom: phantomintro; mog: knowledge; m: knowledgeconfigure;
     smm: knowledgestyle; smom: knowledgedirective; sm: knowledgedefault; mm: knowledgenewvariant; -: AP;"""
     # algorithmicx's definitions of blocks and commands
-    """momgogogog: algdef; mm: algnewcommand algrenewcommand algblock; sm: algtext; omm: algblockdefx;"""
+    """mm: algblock; sm: algtext; omm: algblockdefx;"""
     # text arguments set side by side
     """tt: IEEEPARstart; ott: lettrine; t: dropcap textsuperscript textsubscript centerline;
     mmt: multicolumn; omomot: multirow;"""
@@ -185,7 +185,7 @@ def strip_arguments(latex: str) -> str:
     if "\\" not in latex:
         return latex
     latex = _ASSIGNMENT_RE.sub(" ", latex)
-    return _rewrite(latex, _COMMAND_RE, None)
+    return _rewrite(latex, _COMMAND_RE)
 
 
 # What an argument holds when it is a setting, whatever the command (one the tables do not know):
@@ -220,26 +220,20 @@ def drop_settings(command: str) -> str:
     return _SETTING_ARGUMENT_RE.sub("", command) if "{" in command or "[" in command else command
 
 
-# Commands whose arguments are LaTeX that sets up what prints elsewhere (an environment's code,
-# a page style's headers, a heading's format): they go from the whole body before its structure
-# is read, so a ``\section`` or ``\begin{figure}`` inside them is no heading and no float.
-DEFINITIONS = frozenset(
-    "newenvironment renewenvironment fancypagestyle titleformat titlespacing titlecontents newcolumntype".split()
-)
+# Commands whose arguments are LaTeX that sets up what prints elsewhere (a page style's headers,
+# a heading's format): they go from the whole body before its structure is read, so a
+# ``\section`` inside them is no heading (``\titlespacing*{\section}{0pt}{4pt}{4pt}`` made every
+# section number one too high). The paper's environments and macros are the front end's.
+DEFINITIONS = frozenset("fancypagestyle titleformat titlespacing titlecontents".split())
 _DEFINITION_RE = re.compile(r"\\(" + control_words(DEFINITIONS) + r")(?![A-Za-z])\*?")
 
 
-def drop_definitions(latex: str) -> tuple[str, list[str]]:
-    """``latex`` without the commands of :data:`DEFINITIONS` (``\\titlespacing*{\\section}{0pt}{4pt}{4pt}``,
-    ``\\renewenvironment{thebibliography}[1]{...}{...}``), and their source, which still says
-    what the paper's environments are."""
-    if "\\" not in latex or not _DEFINITION_RE.search(latex):
-        return latex, []
-    removed: list[str] = []
-    return _rewrite(latex, _DEFINITION_RE, removed), removed
+def drop_definitions(latex: str) -> str:
+    """``latex`` without the commands of :data:`DEFINITIONS`."""
+    return _rewrite(latex, _DEFINITION_RE) if "\\" in latex and _DEFINITION_RE.search(latex) else latex
 
 
-def _rewrite(latex: str, command_re: re.Pattern, removed: list[str] | None) -> str:
+def _rewrite(latex: str, command_re: re.Pattern) -> str:
     out: list[str] = []
     pos = 0
     for m in command_re.finditer(latex):
@@ -251,8 +245,6 @@ def _rewrite(latex: str, command_re: re.Pattern, removed: list[str] | None) -> s
         except LatexError:
             continue
         out.append(latex[pos : m.start()])
-        if removed is not None:
-            removed.append(latex[m.start() : end])
         kept = [strip_arguments(t) for t in texts if t is not None]
         out.append("{" + "".join(kept) + "}" if kept else " " if spec.endswith("_") else "{}")
         pos = end

@@ -46,7 +46,6 @@ _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".spli
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
-DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment or a front-matter block was: front matter ends there
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
@@ -187,6 +186,12 @@ _KNOWN_ENVS = (
     | FRONT_ENVS
 )
 _INNER_ABSTRACT_RE = re.compile(r"\\begin\s*\{abstract\*?\}(.*?)\\end\s*\{abstract\*?\}", re.S)
+# Environments the parser reads by name: a paper's own definition of one is not expanded.
+INTERPRETED_ENVS = _KNOWN_ENVS | frozenset(
+    """abstract abstract* document thebibliography references itemize enumerate description appendix
+    appendices subappendices frontmatter mainmatter backmatter minipage center quote quotation verse
+    subequations comment verbatim""".split()
+)
 
 
 def user_environments(definitions: str, body: str) -> dict[str, str]:

@@ -1,12 +1,16 @@
 """LaTeX source -> the S2ORC-style :class:`~corpus.parse.document.StructuredDoc` (``source="latex"``).
 
 pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so the
-document is structured first with compiled regexes and a brace matcher, one concern per module:
+document is read by a token front end (TeX's mouth and gullet, as LaTeXML splits them) and then
+structured with compiled regexes and a brace matcher, one concern per module:
 
-1. :mod:`~corpus.parse.latex.recovery`: braces repaired as TeX recovers from them;
-   :mod:`~corpus.parse.latex.macros`: verbatim and dead code dropped, the paper's macros
-   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex.xparse`) expanded and its
-   conditionals decided; :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
+1. the front end, read as TeX reads it: :mod:`~corpus.parse.latex.tokens` (verbatim, category
+   codes, tokens), :mod:`~corpus.parse.latex.recovery` (braces repaired as TeX recovers from
+   them), :mod:`~corpus.parse.latex.expand` (the paper's macros, from
+   :mod:`~corpus.parse.latex.definitions`, expanded as token lists; its conditionals decided by
+   :mod:`~corpus.parse.latex.conditionals`; math shifts paired and font switches applied by
+   :mod:`~corpus.parse.latex.modes`), written back as regular LaTeX for the stages below;
+   :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
 2. :mod:`~corpus.parse.latex.environments`: figures, tables, listings and display equations
    cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn, LSTREFn, EQREFn: equations
    numbered by :mod:`~corpus.parse.latex.equations` and anchored in their paragraph by an
@@ -41,11 +45,11 @@ from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_b
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex.commands import drop_definitions, knowledge_quotes
-from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
+from corpus.parse.latex.environments import take_out, user_environments
+from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
 from corpus.parse.latex.labels import assign_labels, theorems
-from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
 from corpus.parse.latex.sections import split_sections, with_heads
@@ -72,7 +76,8 @@ __all__ = [
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
 # front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
-# 5: issues 43/44 (TeX's token front end; layout commands, front matter, abstracts and maths as LaTeX prints them)
+# 5: issues 43/44 (a token front end: macros as token lists, conditionals and math shifts as TeX
+# reads them, font switches in groups; and the parts of a paper where LaTeX puts them)
 PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
@@ -88,24 +93,14 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     ``unbalanced_braces`` past repair, ``macro_blowup``) for broken input. What TeX recovers
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
-    text = balance_braces(clean(source.text), warnings)
-    macros, text = collect_macros(text)
-    for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
-        if name.endswith(".sty"):
-            for key, mac in collect_macros(clean(package))[0].items():
-                if key not in INTERPRETED:
-                    macros.setdefault(key, mac)
-    text = glossary(conditionals(expand_macros(text, macros)))
-    text = first_argument(text, "texorpdfstring")
+    text, environments = expand_source(source, INTERPRETED, warnings)
+    text = glossary(text)
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
-    body, defined = drop_definitions(body)  # \newenvironment, \fancypagestyle: no text where given
+    body = drop_definitions(body)  # \fancypagestyle, \titlespacing: no text where given, no heading
     body = knowledge_quotes(preamble, body)
-    body = DISPLAY_RE.sub(
-        lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
-    )
     body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
     items, from_bbl = bibliography(source, body)
@@ -128,7 +123,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         parser_version=PARSER_NAME,
     )
 
-    definitions = "\n".join([preamble, *source.packages.values(), *defined])  # the paper's and its .sty's
+    definitions = "\n".join(
+        [preamble, *environments, *source.packages.values()]
+    )  # the paper's and its .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex, body = front_matter(preamble, taken.body, taken.abstracts)
