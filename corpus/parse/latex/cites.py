@@ -31,10 +31,17 @@ _NAMED_REFS = {
     "remarkref": "Remark", "exampleref": "Example", "conjectureref": "Conjecture", "axiomref": "Axiom",
     "chapterref": "Chapter", "partref": "Part",
 }  # fmt: skip
-REF_CMDS = frozenset(
-    "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref proofref".split()
-) | frozenset(_NAMED_REFS)
-LIST_REFS = frozenset({"cref", "Cref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
+# zref's references (\zref[property]{label}; zref-xr's labels of another document, zref-clever's
+# \zcref) print as the LaTeX ones they stand for
+_ZREFS = {"zref": "ref", "zcref": "cref", "Zcref": "Cref", "zpageref": "pageref"}
+REF_CMDS = (
+    frozenset(
+        "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref proofref".split()
+    )
+    | frozenset(_NAMED_REFS)
+    | frozenset(_ZREFS)
+)
+LIST_REFS = frozenset({"cref", "Cref", "zcref", "Zcref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
 _NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
 _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers without brackets
@@ -271,6 +278,7 @@ _REF_NAMES = {
 
 
 def emit_refs(b: Builder, cmd: str, labels: list[str], ctx: Context) -> None:
+    cmd = _ZREFS.get(cmd, cmd)
     if cmd == "pageref":
         return
     if cmd in _NAMED_REFS:

@@ -20,21 +20,33 @@ FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfi
 TABLE_ENVS = frozenset(
     "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
 )
-MATH_ENVS = frozenset(
-    """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
-    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
-) | frozenset(  # math-only environments, met at the top level inside $...$: unnumbered
+# math-only environments: met at the top level inside a display (\\[ ... \\]) they are its equation,
+# unnumbered; inside inline math ($A = \\left[\\begin{array}...\\right]$) part of its text
+MATH_ONLY_ENVS = frozenset(
     "array matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned gathered split".split()
+)
+MATH_ENVS = (
+    frozenset(
+        """equation equation* align align* eqnarray eqnarray* gather gather* multline multline* displaymath
+    flalign flalign* alignat alignat* dmath dmath* math IEEEeqnarray IEEEeqnarray*""".split()
+    )
+    | MATH_ONLY_ENVS
 )
 _DROP_ENVS = frozenset(
     """thebibliography references tikzpicture picture algorithmic
-    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML titlepage tocentry pspicture minted code""".split()
+    keywords keyword keypoints highlights graphicalabstract IEEEkeywords CCSXML tocentry pspicture minted code
+    circuitikz pgfpicture tikzcd""".split()
 )
+# Front matter set apart: a title page, elsarticle's and imsart's frontmatter, imsart's author group,
+# the title block of a \twocolumn[...] (RSC), Nature's affiliations. No body text, but the abstract
+# in them is the abstract.
+FRONT_ENVS = frozenset("titlepage frontmatter aug @twocolumnfalse affiliations".split())
+ABSTRACT_ENVS = frozenset({"abstract", "abstract*"})  # Optica's template writes abstract*
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
-ABSTRACT_MARK = "\ue021"  # where an abstract environment was
+ABSTRACT_MARK = "\ue021"  # where an abstract environment or a front-matter block was: front matter ends there
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
 _LINE_LABEL_RE = re.compile(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}")
@@ -57,6 +69,7 @@ class Region:
     content: str
 
 
+_FIRST_HEADING_RE = re.compile(r"\\(?:part|chapter|section|subsection)\*?\s*[\[{]")
 _MAX_UNCLOSED = 50  # beyond this the text is not a paper TeX would typeset: fail it
 
 
@@ -66,12 +79,16 @@ def environments(
     """Top-level regions of environments that leave the body text, in order (``user``: the
     paper's own environments that are figures, tables or equations). One never closed ends
     where its paragraph ends, as TeX ends an unclosed display at the paragraph's end ("Missing
-    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there."""
+    $ inserted"), with an ``unbalanced_environment`` warning; the rest is read on from there.
+    Front-matter blocks (:data:`FRONT_ENVS`) are regions before the first heading only: a
+    ``@twocolumnfalse`` further on holds a full-width float, a ``titlepage`` a supplement's."""
     user = user or {}
     regions: list[Region] = []
     start = 0
+    heading = _FIRST_HEADING_RE.search(body)
+    front_end = heading.start() if heading else len(body)
     for _ in range(_MAX_UNCLOSED + 1):
-        found, unclosed = _scan(body, start, user)
+        found, unclosed = _scan(body, start, user, front_end)
         regions += found
         if unclosed is None:
             return regions
@@ -87,7 +104,9 @@ def environments(
     raise LatexError("unbalanced_environment", f"more than {_MAX_UNCLOSED} environments never closed")
 
 
-def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tuple[int, str, int] | None]:
+def _scan(
+    body: str, start: int, user: dict[str, str], front_end: int
+) -> tuple[list[Region], tuple[int, str, int] | None]:
     """The regions from ``start`` on, and the one left open (its start, name and content start)."""
     regions: list[Region] = []
     stack: list[str] = []
@@ -96,16 +115,21 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
         kind, name = m.group(1), m.group(2).strip()
         if kind == "begin":
             stack.append(name)
-            if active is None and (
-                name in FIGURE_ENVS
-                or name in TABLE_ENVS
-                or name in MATH_ENVS
-                or name in _DROP_ENVS
-                or name in _ALGORITHM_ENVS
-                or name in _LISTING_ENVS
-                or name in ACK_ENVS
-                or name in user
-                or name == "abstract"
+            if (
+                active is None
+                and not (name in MATH_ONLY_ENVS and _inline_text(body, m, name))
+                and (
+                    name in FIGURE_ENVS
+                    or name in TABLE_ENVS
+                    or name in MATH_ENVS
+                    or name in _DROP_ENVS
+                    or name in _ALGORITHM_ENVS
+                    or name in _LISTING_ENVS
+                    or name in ACK_ENVS
+                    or name in user
+                    or name in ABSTRACT_ENVS
+                    or (name in FRONT_ENVS and m.start() < front_end)
+                )
             ):
                 active = (len(stack) - 1, m.start(), name, m.end())
             continue
@@ -119,10 +143,49 @@ def _scan(body: str, start: int, user: dict[str, str]) -> tuple[list[Region], tu
     return regions, (active[1], active[2], active[3]) if active is not None else None
 
 
+_OTHER_BEGIN_RE = re.compile(r"\\begin\s*\{(?!(?:" + "|".join(sorted(MATH_ONLY_ENVS)) + r")\})")
+_DOLLAR_RE = re.compile(r"(?<!\\)\$|\\[()]")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
+
+
+def _inline_text(body: str, m: re.Match, name: str) -> bool:
+    """Whether the math-only environment begun by ``m`` is part of a sentence's inline math (read
+    as its text): inside ``$...$`` and holding no other environment (an array of tikz pictures
+    set in ``$...$`` is a picture, cut out whole)."""
+    if not _in_inline_math(body, m.start()):
+        return False
+    end = body.find("\\end{" + name + "}", m.end())
+    return end >= 0 and _OTHER_BEGIN_RE.search(body, m.end(), end) is None
+
+
+def _in_inline_math(body: str, at: int) -> bool:
+    """Whether ``body[at]`` sits inside inline math: an odd number of ``$`` (or an open ``\\(``)
+    since its paragraph began (displays are ``displaymath`` environments by now)."""
+    start = max(body.rfind("\n\n", 0, at), at - 5000, 0)
+    depth = 0
+    for m in _DOLLAR_RE.finditer(body, start, at):
+        tok = m.group()
+        depth = (depth ^ 1) if tok == "$" else 1 if tok == "\\(" else 0
+    return depth == 1
+
+
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
 _BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
+_NEWFLOAT_RE = re.compile(
+    r"\\(?:newfloat|DeclareFloatingEnvironment|DeclareNewFloatType)\s*(?:\[[^\]]*\])?\s*\{\s*([^{}]+?)\s*\}"
+)
 _COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
-_KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _LISTING_ENVS | ACK_ENVS
+_KNOWN_ENVS = (
+    FIGURE_ENVS
+    | TABLE_ENVS
+    | MATH_ENVS
+    | _DROP_ENVS
+    | _ALGORITHM_ENVS
+    | _LISTING_ENVS
+    | ACK_ENVS
+    | FRONT_ENVS
+)
+_INNER_ABSTRACT_RE = re.compile(r"\\begin\s*\{abstract\*?\}(.*?)\\end\s*\{abstract\*?\}", re.S)
 # Environments the parser reads by name: a paper's own definition of one is not expanded.
 INTERPRETED_ENVS = _KNOWN_ENVS | frozenset(
     """abstract abstract* document thebibliography references itemize enumerate description appendix
@@ -134,7 +197,9 @@ INTERPRETED_ENVS = _KNOWN_ENVS | frozenset(
 def user_environments(definitions: str, body: str) -> dict[str, str]:
     """The paper's own environments that hold a figure, a table or an equation: those its
     ``\\newenvironment`` opens with one, and unknown ones that take a column spec and hold
-    ``&`` cells (``\\begin{resultstable}{|l|c|}``). Name -> figure, table or equation."""
+    ``&`` cells (``\\begin{resultstable}{|l|c|}``); and the floats it declares (``\\newfloat``,
+    ``\\DeclareFloatingEnvironment``: a box, a listing of its own). Name -> figure, table,
+    equation or float."""
     out: dict[str, str] = {}
     for m in _NEWENV_RE.finditer(definitions):
         _, i = read_optional(definitions, m.end())
@@ -152,6 +217,8 @@ def user_environments(definitions: str, body: str) -> dict[str, str]:
             if kind:
                 out.setdefault(m.group(1), kind)
                 break
+    for m in _NEWFLOAT_RE.finditer(definitions):  # float's \newfloat, newfloat's declarations
+        out.setdefault(m.group(1).strip(), "float")
     tried: dict[str, int] = {}  # a few occurrences of a few names: linear on any text
     for m in _BEGIN_ARG_RE.finditer(body):
         name = m.group(1).strip()
@@ -180,6 +247,25 @@ def caption(content: str) -> str:
     return LABEL_RE.sub("", cap or "")
 
 
+_CELL_BREAK_RE = re.compile(r"&|\\\\|\n[ \t]*\n|\\(?:begin|end)\s*\{[^{}]*\}")
+_PROSE_WORD_RE = re.compile(r"(?<![\\A-Za-z])[a-z]{2,}(?![A-Za-z])")  # names and titles are capitalised
+
+
+def _front_abstracts(reg: Region) -> list[str]:
+    """The abstracts in a front-matter block: its abstract environments; in a journal's front
+    matter (elsarticle's and imsart's ``frontmatter``, the title block of a two-column page,
+    ``@twocolumnfalse``, RSC's) that has none, the one run of prose in it (20 lower-case words at
+    least: the rest are a title, names and dates). A title page is no journal's: no prose of it
+    is taken (a thesis's declaration)."""
+    found = [m.group(1) for m in _INNER_ABSTRACT_RE.finditer(reg.content)]
+    if found or reg.name not in ("@twocolumnfalse", "frontmatter"):
+        return found
+    cells = _CELL_BREAK_RE.split(reg.content)
+    words = [len(_PROSE_WORD_RE.findall(cell)) for cell in cells]
+    best = max(range(len(cells)), key=words.__getitem__, default=-1)
+    return [cells[best]] if best >= 0 and words[best] >= 20 else []
+
+
 @dataclass
 class TakenOut:
     """What :func:`take_out` found: the body left, and the pieces read apart from it."""
@@ -201,16 +287,25 @@ def take_out(
     entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
     them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
     counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
+    body = _unwrap_twocolumn(body)
     equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
+    captions_of = _CaptionsOf(counts, found, ref_entries, labels)
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
-        out.append(body[pos : reg.start])
+        start = reg.start
+        if (
+            body[start - 1 : start] == "$"
+            and body[reg.end : reg.end + 1] == "$"
+            and body[start - 2 : start] != "\\$"
+        ):
+            start, reg.end = start - 1, reg.end + 1  # a picture set as a formula ($\begin{tikzcd}...$)
+        out.append(captions_of.gap(body[pos:start]))
         pos = reg.end
         name = reg.name
-        if name == "abstract":
-            found.abstracts.append(reg.content)
-            out.append(ABSTRACT_MARK)  # where front matter may end (latex_front.body_start)
+        if name in ABSTRACT_ENVS or name in FRONT_ENVS:
+            found.abstracts.extend(_front_abstracts(reg) if name in FRONT_ENVS else [reg.content])
+            out.append(ABSTRACT_MARK)  # where front matter may end (front.body_start)
             continue
         if name in ACK_ENVS:
             found.acknowledgments.append(reg.content)
@@ -248,19 +343,114 @@ def take_out(
                 continue
         if not cap.strip() and not found_labels and name.startswith("tabular"):
             continue
-        counts[kind] += 1
-        prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}[kind]
-        ref_id = f"{prefix}{counts[kind] - 1}"
+        captions_of.pending = None  # a float's counter stepped: a label after it is the float's
+        counter = name if kind == "float" else kind  # a float the paper declares counts on its own
+        counts[counter] = n = counts.get(counter, 0) + 1
+        ref_id = f"FLOATREF{_floats(counts)}" if kind == "float" else f"{_PREFIX[kind]}{n - 1}"
         found.captions.append((ref_id, cap))
         ref_entries[ref_id] = RefEntry(
             latex=reg.content.strip() if kind not in ("figure", "listing") else None,
             type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
-            num=str(counts[kind]),
+            num=str(n),
         )
         for lab in found_labels:
-            labels[lab] = Target(ref_id, str(counts[kind]), kind)
+            labels[lab] = Target(ref_id, str(n), kind)
         for lab, line in lines:  # a label on a line of code: \ref prints the line's number
             labels[lab] = Target(ref_id, line, "line")
-    out.append(body[pos:])
+    out.append(captions_of.gap(body[pos:]))
     found.body = "".join(out)
     return found
+
+
+_TWOCOLUMN_RE = re.compile(r"\\twocolumn(?![A-Za-z])\s*(?=\[)")
+
+
+def _unwrap_twocolumn(body: str) -> str:
+    """``\\twocolumn[...]`` as what it sets at the top of the page (a title block, a full-width
+    float): its content, read like the rest; the brackets are no text."""
+    if "\\twocolumn" not in body:
+        return body
+    out, pos = [], 0
+    for m in _TWOCOLUMN_RE.finditer(body):
+        if m.start() < pos:
+            continue
+        content, end = read_optional(body, m.end())
+        if content is None:
+            continue
+        out.append(body[pos : m.start()] + "\n" + content + "\n")
+        pos = end
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _floats(counts: dict[str, int]) -> int:
+    """How many floats the paper declares came before (their ids, FLOATREFn, run over all)."""
+    counts["\0floats"] = n = counts.get("\0floats", -1) + 1
+    return n
+
+
+_CAPTIONOF_RE = re.compile(r"\\captionof\*?\s*\{\s*([A-Za-z]+)\s*\}")
+# the text up to a \label, with no blank line and no other caption before it
+_PENDING_LABEL_RE = re.compile(
+    r"(?:(?!\n[ \t]*\n)[^\\]|\\(?!label\b|captionof\b))*?(?P<cmd>\\label\s*\{(?P<label>[^{}]*)\})"
+)
+_PREFIX = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}
+
+
+@dataclass
+class _CaptionsOf:
+    """``\\captionof{table}{...}`` (caption's captions set in a minipage or a centred block,
+    outside any float): each is a caption, numbered with the floats of its kind, never body
+    text ("tableBoth strategies..."). Its label is the next ``\\label`` before a blank line or
+    another caption, wherever it stands (after the tabular it captions: LaTeX's \\label takes
+    the last counter stepped)."""
+
+    counts: dict[str, int]
+    found: TakenOut
+    ref_entries: dict[str, RefEntry]
+    labels: dict[str, Target]
+    pending: Target | None = None
+
+    def gap(self, text: str) -> str:
+        """``text`` (body between two regions) without its captions and their labels."""
+        if self.pending is None and "\\captionof" not in text:
+            return text
+        out, pos = [], 0
+        for m in _CAPTIONOF_RE.finditer(text):
+            kind = FLOAT_KIND.get(m.group(1), m.group(1))
+            if m.start() < pos or kind not in _PREFIX:
+                continue
+            _, i = read_optional(text, m.end())
+            try:
+                cap, i = read_group(text, i)
+            except LatexError:
+                continue
+            if cap is None:
+                continue
+            out.append(self._label(text[pos : m.start()]))
+            self.counts[kind] += 1
+            ref_id = f"{_PREFIX[kind]}{self.counts[kind] - 1}"
+            self.found.captions.append((ref_id, LABEL_RE.sub("", cap)))
+            self.ref_entries[ref_id] = RefEntry(
+                type=kind if kind in ("figure", "table") else "other", num=str(self.counts[kind])
+            )  # type: ignore[arg-type]
+            self.pending = Target(ref_id, str(self.counts[kind]), kind)
+            for lab in LABEL_RE.findall(cap):
+                self.labels[lab.strip()] = self.pending
+                self.pending = None
+            pos = i
+        out.append(self._label(text[pos:]))
+        return "".join(out)
+
+    def _label(self, text: str) -> str:
+        """``text`` without the label of the caption before it, when it holds one before a blank line."""
+        if self.pending is None:
+            return text
+        m = _PENDING_LABEL_RE.match(text)
+        if m is None:
+            if _BLANK_LINE_RE.search(text):
+                self.pending = None
+            return text
+        self.labels[m.group("label").strip()] = self.pending
+        self.pending = None
+        return text[: m.start("cmd")] + text[m.end() :]

@@ -44,9 +44,10 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
+from corpus.parse.latex.commands import drop_definitions, knowledge_quotes
 from corpus.parse.latex.environments import take_out, user_environments
 from corpus.parse.latex.expand import expand_source
-from corpus.parse.latex.front import abstracts, body_start, front_line, title
+from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
 from corpus.parse.latex.labels import assign_labels, theorems
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
@@ -83,6 +84,7 @@ PARSER_VERSION = "corpus.parse.latex/5"
 # changes three papers from one that changes none (corpus.provenance).
 PARSER_NAME = "corpus.parse.latex"
 LatexError = EprintError  # per-paper failures carry a code, like the e-print ones
+_NO_WORDS = re.compile(r"[\W\d_]*")
 SKIPPED_CODES = frozenset({"pdf_only", "ps_only", "pdf_wrapper"})  # no LaTeX to parse, by design
 
 
@@ -97,6 +99,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
+    body = drop_definitions(body)  # \fancypagestyle, \titlespacing: no text where given, no heading
+    body = knowledge_quotes(preamble, body)
     body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
     items, from_bbl = bibliography(source, body)
@@ -113,7 +117,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     doc = StructuredDoc(
         paper_id=paper_id,
         source="latex",
-        title=title(preamble + body),
+        title=title(preamble + body, body),
         bib_entries={it.entry.ref_id: it.entry for it in items},
         citation_style=ctx.style,  # type: ignore[arg-type]
         parser_version=PARSER_NAME,
@@ -124,13 +128,12 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     )  # the paper's and its .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
-    abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
-    body = body_start(taken.body)
+    abstract_latex, body = front_matter(preamble, taken.body, taken.abstracts)
     segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
     heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
 
-    for chunk in abstract_latex:
-        doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
+    for chunk in abstract_latex:  # an ornament after a hand-made abstract ("⋈") is none of it
+        doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None, _NO_WORDS.fullmatch))
     for n, seg in enumerate(segments):  # before the first heading, keyword and date lines are front matter
         paras = paragraphs(with_heads(seg, heads), ctx, seg.path, seg.num, front_line if n == 0 else None)
         (doc.back_matter if seg.back_matter else doc.body_text).extend(paras)
