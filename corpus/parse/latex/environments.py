@@ -6,17 +6,17 @@ a figure or an equation are found from their definitions."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from corpus.parse.document import RefEntry
 from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
-from corpus.parse.latex.equations import EquationNumbers
-from corpus.parse.latex.labels import Target
 from corpus.parse.latex.recovery import paragraph_end
 from corpus.parse.latex.spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
-FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
+FIGURE_ENVS = frozenset(
+    "figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow teaserfigure".split()
+)
 TABLE_ENVS = frozenset(
     "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
 )
@@ -33,6 +33,11 @@ _DROP_ENVS = frozenset(
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
+TABLE_FLOATS = frozenset(
+    "table table* sidewaystable wraptable longtable longtable* deluxetable deluxetable* supertabular".split()
+)
+# the counter each kind of float steps at its caption (algorithm2e's is algocf; both print "Algorithm")
+FLOAT_COUNTER = {"figure": "figure", "table": "table", "algorithm": "algorithm", "listing": "listing"}
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment was
@@ -56,6 +61,9 @@ class Region:
     end: int
     name: str
     content: str
+    ref_id: str | None = None  # the ref entry it became
+    kind: str | None = None  # figure, table, algorithm, listing, equation (None: not numbered)
+    options: dict[str, str] = field(default_factory=dict)  # a listing's caption=, label=
 
 
 _MAX_UNCLOSED = 50  # beyond this the text is not a paper TeX would typeset: fail it
@@ -183,20 +191,39 @@ class TakenOut:
     abstracts: list[str]  # abstract environments' LaTeX
     acknowledgments: list[str]
     captions: list[tuple[str, str]]  # (ref_id, caption LaTeX), converted once every label is known
+    regions: list[Region] = field(default_factory=list)  # every environment cut out, by its mark
+    equations: list[int] = field(default_factory=list)  # EQREFn -> its index in ``regions``
+
+
+def region_mark(n: int) -> str:
+    """What an environment cut out of the body leaves: a mark naming it, where
+    :mod:`corpus.parse.latex.numbering` steps its counters in document order."""
+    return f"\ue024{n}\ue025"
+
+
+def region_kind(name: str) -> str | None:
+    """What an environment is to LaTeX's counters: a float (its counter's kind), a display
+    equation, or None."""
+    if name in MATH_ENVS:
+        return "equation"
+    if name in FIGURE_ENVS:
+        return "figure"
+    if name in TABLE_FLOATS:
+        return "table"
+    return FLOAT_KIND.get(name)
 
 
 def take_out(
     body: str,
     user_envs: dict[str, str],
     ref_entries: dict[str, RefEntry],
-    labels: dict[str, Target],
     warnings: list[str] | None = None,
 ) -> TakenOut:
     """Cut the environments that leave the body: floats and display equations become ref
-    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
-    them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
+    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered later, where the
+    walk of :mod:`corpus.parse.latex.numbering` meets their mark); a display equation leaves
+    a :data:`GAP` (a space, not a break), every other one a :func:`region_mark`."""
     counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
-    equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
@@ -210,52 +237,50 @@ def take_out(
         if name in ACK_ENVS:
             found.acknowledgments.append(reg.content)
             continue
-        found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
-        found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
             n = counts["equation"]
             counts["equation"] += 1
-            ref_id = f"EQREF{n}"
+            reg.ref_id, reg.kind = f"EQREF{n}", "equation"
+            found.equations.append(len(found.regions))
+            found.regions.append(reg)
             out.append(equation_mark(n))  # a space where it stood, never a paragraph break
-            num, numbers = equations.number(reg.start, name, reg.content, ref_id)
-            ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
-            for lab, at in numbers.items():
-                labels[lab] = Target(ref_id, at, "equation")
+            ref_entries[reg.ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=None)
             continue
+        mark = region_mark(len(found.regions))
+        found.regions.append(reg)
         kind = (
             FLOAT_KIND.get(name)
             or user_envs.get(name)
             or ("figure" if name in FIGURE_ENVS else "table" if name in TABLE_ENVS else None)
         )
+        reg.kind = user_envs.get(name) or region_kind(name)
         if kind is None:
+            out.append(mark)
             continue
         cap = caption(reg.content)
-        lines: list[tuple[str, str]] = []
+        has_labels = (
+            LABEL_RE.search(reg.content) is not None or _FLOATCONTS_RE.search(reg.content) is not None
+        )
         if name == "lstlisting":  # \begin{lstlisting}[caption={...}, label=...] (latex_macros.listings)
             out.append("\n\n")  # not a float: a display between paragraphs
             opts = dict(
                 _LST_OPTION_RE.findall(reg.content.split("]", 1)[0] if reg.content.startswith("[") else "")
             )
-            cap = _unbrace(opts.get("caption", opts.get("title", "")))
-            found_labels = [_unbrace(opts["label"])] if opts.get("label") else []
-            lines = _LINE_LABEL_RE.findall(reg.content)
-            if not cap and not found_labels and not lines:
-                continue
-        if not cap.strip() and not found_labels and name.startswith("tabular"):
+            reg.options = {k: _unbrace(v) for k, v in opts.items()}
+            cap = reg.options.get("caption", reg.options.get("title", ""))
+            has_labels = bool(reg.options.get("label")) or bool(_LINE_LABEL_RE.search(reg.content))
+        out.append(mark)
+        if not cap.strip() and not has_labels and (name == "lstlisting" or name.startswith("tabular")):
             continue
         counts[kind] += 1
         prefix = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}[kind]
-        ref_id = f"{prefix}{counts[kind] - 1}"
-        found.captions.append((ref_id, cap))
-        ref_entries[ref_id] = RefEntry(
+        reg.ref_id = f"{prefix}{counts[kind] - 1}"
+        found.captions.append((reg.ref_id, cap))
+        ref_entries[reg.ref_id] = RefEntry(
             latex=reg.content.strip() if kind not in ("figure", "listing") else None,
             type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
-            num=str(counts[kind]),
+            num=None,
         )
-        for lab in found_labels:
-            labels[lab] = Target(ref_id, str(counts[kind]), kind)
-        for lab, line in lines:  # a label on a line of code: \ref prints the line's number
-            labels[lab] = Target(ref_id, line, "line")
     out.append(body[pos:])
     found.body = "".join(out)
     return found

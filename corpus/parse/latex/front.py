@@ -49,26 +49,34 @@ def title(text: str) -> str:
 
 
 def body_start(body: str) -> str:
-    """The body without its front matter: what precedes ``\\maketitle`` when no heading comes
+    """The body without its front matter (:func:`split_front`)."""
+    return split_front(body)[1]
+
+
+def split_front(body: str) -> tuple[str, str]:
+    """The front matter and the body: what precedes ``\\maketitle`` when no heading comes
     before it; without ``\\maketitle`` (iopart and AGU print the title where it is given),
     what precedes the abstract environment, or a hand-made title page (a short, title-like
-    first page before ``\\newpage``); then author-credit notes before the first heading."""
+    first page before ``\\newpage``); then author-credit notes before the first heading leave
+    the body. The front is still walked for its counters (acmart's teaser figure)."""
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)
     mt = _MAKETITLE_RE.search(body)
+    cut = 0
     if mt and mt.start() < first:
-        body = body[mt.end() :]
+        cut = mt.end()
     elif mt is None:
         abstract = body.rfind(ABSTRACT_MARK, 0, first)
         page = _PAGE_BREAK_RE.search(body, 0, first)
         if abstract >= 0:
-            body = body[abstract + 1 :]
+            cut = abstract + 1
         elif page and _TITLE_PAGE_RE.search(body, 0, page.start()) and len(body[: page.start()]) < 1500:
-            body = body[page.end() :]
+            cut = page.end()
+    front, body = body[:cut], body[cut:]
     body = body.replace(ABSTRACT_MARK, "")
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)
-    return _credit_notes(body[:first]) + body[first:]
+    return front, _credit_notes(body[:first]) + body[first:]
 
 
 _PAGE_BREAK_RE = re.compile(r"\\(?:newpage|clearpage|cleardoublepage|pagebreak)(?![A-Za-z])")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -40,14 +41,16 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
+from corpus.parse.latex.counters import class_counters, document_class, take_the_definitions
 from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
-from corpus.parse.latex.front import abstracts, body_start, front_line, title
+from corpus.parse.latex.front import abstracts, front_line, split_front, title
 from corpus.parse.latex.glossary import glossary
-from corpus.parse.latex.labels import assign_labels, theorems
+from corpus.parse.latex.labels import theorems
 from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
+from corpus.parse.latex.numbering import Document, number, strip_marks
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
-from corpus.parse.latex.sections import split_sections, with_heads
+from corpus.parse.latex.sections import name_sections, split_sections, with_heads
 from corpus.parse.latex.spans import Context
 from corpus.parse.latex.style import cite_mode
 from corpus.parse.latex.text import (
@@ -86,6 +89,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
     text = balance_braces(clean(source.text), warnings)
+    text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
     macros, text = collect_macros(text)
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
         if name.endswith(".sty"):
@@ -124,12 +128,23 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     )
 
     definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
-    taken = take_out(body, user_environments(definitions, body), doc.ref_entries, ctx.labels, warnings)
+    taken = take_out(body, user_environments(definitions, body), doc.ref_entries, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
-    body = body_start(taken.body)
-    segments, headings = split_sections(body, doc.ref_entries, ctx.labels)
-    heads = assign_labels(body, headings, theorems(definitions + body), ctx.labels)
+    front, body = split_front(taken.body)
+    segments, headings = split_sections(body)
+    cls, options = document_class(text)
+    counted = Document(
+        classes=class_counters(cls, options, has_chapters=any(h.level == 0 for h in headings)),
+        theorems=theorems(definitions + body),
+        regions=taken.regions,
+        equations=taken.equations,
+        the_defs=the_defs,
+        packages=frozenset(p.strip() for group in _USEPACKAGE_RE.findall(preamble) for p in group.split(",")),
+        alg_options=preamble,
+    )
+    heads = number(counted, preamble, front, body, headings, ctx.labels, doc.ref_entries)
+    name_sections(segments, headings, doc.ref_entries, lambda latex: _title_text(latex, ctx))
 
     for chunk in abstract_latex:
         doc.abstract.extend(paragraphs(chunk, ctx, "Abstract", None))
@@ -139,10 +154,20 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     for chunk in taken.acknowledgments:
         doc.back_matter.extend(paragraphs(chunk, ctx, "Acknowledgments", None))
     for ref_id, caption in taken.captions:  # cites in captions print as the paper prints them
-        para = convert(caption, ctx) if caption.strip() else None
+        para = convert(strip_marks(caption), ctx) if caption.strip() else None
         doc.ref_entries[ref_id].text = para.text if para else ""
     doc.body_text.extend(ctx.footnotes)
     return doc
+
+
+_USEPACKAGE_RE = re.compile(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
+
+
+def _title_text(latex: str, ctx: Context) -> str:
+    """A heading's title as it prints: its refs their numbers, its cites as the text's (its
+    notes are no part of it)."""
+    para = convert(latex, replace(ctx, footnotes=[], orphan_eqs=[], held_notes={}))
+    return para.text if para is not None else _plain(latex)
 
 
 # ----------------------------------------------------------------------------- whole e-print
