@@ -97,8 +97,6 @@ class Counters:
     children: dict[str, list[str]] = field(default_factory=dict)  # counter -> the counters it resets
     the: dict[str, str] = field(default_factory=dict)  # counter -> \thec's LaTeX
     prefix: dict[str, str] = field(default_factory=dict)  # counter -> \p@c's LaTeX
-    appendix_the: dict[str, str] = field(default_factory=dict)  # what \appendix makes of \thec
-    appendix_top: str = "section"  # the counter \appendix starts again from zero
 
     def define(self, name: str, within: str | None = None) -> None:
         """``\\newcounter{name}[within]`` (an existing counter keeps its value)."""
@@ -159,13 +157,6 @@ class Counters:
         """What ``\\ref`` prints for a label set by ``\\refstepcounter{name}``: ``\\p@name\\thename``."""
         return self._expand(self.prefix.get(name, "") + rf"\the{name}", 0)
 
-    def appendix(self) -> None:
-        """``\\appendix``: the top heading counter starts again, lettered."""
-        top = self.appendix_top
-        self.values[top] = 0
-        self._reset(top, 0)
-        self.the.update(self.appendix_the)
-
     def _expand(self, latex: str, depth: int) -> str:
         if depth > 8:
             return ""
@@ -180,6 +171,10 @@ class Counters:
                 return self._expand(self.prefix.get(m["p"], ""), depth + 1)
             if m["cond"]:  # \ifchapter X\fi: X once a chapter has begun
                 return self._expand(m["cond"], depth + 1) if self.value("chapter") > 0 else ""
+            if m["value"]:
+                return str(self.value(m["value"]))
+            if m["name"]:  # elsarticle's \thesection in appendices: "Appendix A"
+                return m["name"].capitalize() + " "
             name = m["counter"] or m["raw"] or ""
             return _format(m["style"] or m["rawstyle"] or "arabic", self.value(name))
 
@@ -194,6 +189,7 @@ _COUNTER_RE = re.compile(
     r"|\\(?P<style>arabic|roman|Roman|alph|Alph|fnsymbol)\s*\{\s*(?P<counter>[^{}]+?)\s*\}"
     r"|\\@(?P<rawstyle>arabic|roman|Roman|alph|Alph|fnsymbol)\s*\\c@(?P<raw>[A-Za-z@]+)"
     r"|\\(?:number|the)\s*\\value\s*\{\s*(?P<value>[^{}]+?)\s*\}"
+    r"|\\(?P<name>appendix|chapter|section)name(?![A-Za-z])"
     r"|\\p@(?P<p>[A-Za-z@]+)"
     r"|\\the(?P<the>[A-Za-z@]+)"
 )
@@ -237,6 +233,7 @@ class ClassCounters:
     counters: Counters
     secnumdepth: int
     chapters: bool  # sections numbered within chapters
+    appendix: str = ""  # what \appendix does to the counters, as LaTeX (the class's own definition)
 
 
 _CLASS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]*)\])?\s*\{\s*([^{}]+?)\s*\}")
@@ -250,8 +247,36 @@ def document_class(text: str) -> tuple[str, list[str]]:
     return m.group(2), [o.strip() for o in (m.group(1) or "").split(",") if o.strip()]
 
 
-def class_counters(cls: str, options: list[str], has_chapters: bool) -> ClassCounters:
-    """The counters a document class defines, as its ``.cls`` file defines them."""
+# What \appendix does, class by class, as the class files define it (article.cls; report.cls;
+# revtex4-2.cls; IEEEtran.cls's \appendices; mnras.cls; elsarticle.cls; aastex's). A class the
+# e-print ships is read instead (:func:`shipped_appendix`).
+_APPENDIX = {
+    "article": r"\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}",
+    "report": r"\setcounter{chapter}{0}\setcounter{section}{0}\def\thechapter{\Alph{chapter}}",
+    "revtex": r"""\setcounter{section}{0}\setcounter{subsection}{0}\setcounter{subsubsection}{0}
+        \def\thesubsection{\arabic{subsection}}\def\thesubsubsection{\alph{subsubsection}}
+        \@addtoreset{equation}{section}\def\theequation{\thesection\arabic{equation}}
+        \def\thesection{\Alph{section}}""",
+    "IEEEtran": r"\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}",
+    "mnras": r"""\@addtoreset{equation}{section}\@addtoreset{table}{section}\@addtoreset{figure}{section}
+        \setcounter{section}{0}\setcounter{equation}{0}\setcounter{figure}{0}\setcounter{table}{0}
+        \def\thesection{\Alph{section}}\def\thesubsection{\thesection\arabic{subsection}}
+        \def\theequation{\thesection\arabic{equation}}\def\thefigure{\thesection\arabic{figure}}
+        \def\thetable{\thesection\arabic{table}}""",
+    "elsarticle": r"""\setcounter{section}{0}\setcounter{subsection}{0}\setcounter{equation}{0}
+        \def\thefigure{\Alph{section}.\arabic{figure}}\def\thetable{\Alph{section}.\arabic{table}}
+        \def\thesection{\appendixname\Alph{section}}\@addtoreset{equation}{section}
+        \def\theequation{\Alph{section}.\arabic{equation}}""",
+    "aastex": r"""\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}
+        \@addtoreset{equation}{section}\def\theequation{\thesection\arabic{equation}}""",
+}
+
+
+def class_counters(
+    cls: str, options: list[str], has_chapters: bool, shipped: str | None = None
+) -> ClassCounters:
+    """The counters a document class defines, as its ``.cls`` file defines them (``shipped``:
+    the class file when the e-print has its own copy)."""
     c = Counters()
     for name, within in _ARTICLE_WITHIN.items():
         c.define(name, within)
@@ -259,7 +284,7 @@ def class_counters(cls: str, options: list[str], has_chapters: bool) -> ClassCou
         c.define(name)
     c.the.update(_ARTICLE_THE)
     c.prefix.update(_ARTICLE_PREFIX)
-    c.appendix_the = {"section": r"\Alph{section}"}
+    appendix = _APPENDIX["article"]
     depth = 3
     chapters = cls in _CHAPTER_CLASSES or has_chapters
     if chapters:
@@ -267,15 +292,14 @@ def class_counters(cls: str, options: list[str], has_chapters: bool) -> ClassCou
         for name in ("section", "equation", "figure", "table"):
             c.reset_by(name, "chapter")
         c.the.update(_CHAPTER_THE)
-        c.appendix_the = {"chapter": r"\Alph{chapter}"}
-        c.appendix_top = "chapter"
+        appendix = _APPENDIX["report"]
     if cls in _DEPTH_TWO:
         depth = 2
     if cls == "IEEEtran":
         depth = 4
+        appendix = _APPENDIX["IEEEtran"]
         if "compsoc" not in options:
             c.the.update(_IEEE)
-            c.appendix_the = {"section": r"\Alph{section}"}
         elif "conference" in options:
             depth = 3
     elif cls.startswith("revtex4") or cls == "revtex":
@@ -284,13 +308,33 @@ def class_counters(cls: str, options: list[str], has_chapters: bool) -> ClassCou
             c.the.update(_REVTEX)
             c.prefix.update(_REVTEX_PREFIX)
         c.the["table"] = r"\Roman{table}"
-        # revtex4-2.cls \appendix: sections lettered, subsections arabic, equations "A1"
-        c.appendix_the = {
-            "section": r"\Alph{section}",
-            "subsection": r"\arabic{subsection}",
-            "subsubsection": r"\alph{subsubsection}",
-        }
-    return ClassCounters(c, depth, chapters)
+        appendix = _APPENDIX["revtex"]
+    elif cls.startswith("aastex"):
+        appendix = _APPENDIX["aastex"]
+    elif cls in _APPENDIX:
+        appendix = _APPENDIX[cls]
+    if cls == "mnras":
+        depth = 4
+    if shipped:
+        appendix = shipped_appendix(shipped) or appendix
+    return ClassCounters(c, depth, chapters, appendix)
+
+
+_APPENDIX_DEF_RE = re.compile(
+    r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*\\appendix\s*\}?|[gex]?def\s*\\appendix)(?![A-Za-z@])\s*(?=\{)"
+)
+
+
+def shipped_appendix(cls_text: str) -> str | None:
+    """The body of ``\\appendix`` as the class file the e-print ships defines it."""
+    found = None
+    for m in _APPENDIX_DEF_RE.finditer(cls_text):
+        try:
+            body, _ = read_group(cls_text, m.end())
+        except LatexError:
+            continue
+        found = body
+    return found
 
 
 _THE_DEF_RE = re.compile(

@@ -19,7 +19,8 @@ class Target:
 
     ref_id: str | None
     num: str
-    kind: str  # figure, table, equation, section, algorithm, item, or a theorem's title ("Lemma")
+    kind: str  # figure, table, equation, section, subsection, appendix, item, line, or a theorem's title
+    type: str = ""  # the counter or environment LaTeX names it by (cleveref's and hyperref's names)
 
 
 @dataclass

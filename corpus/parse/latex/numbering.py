@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from corpus.parse.document import RefEntry
 from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_optional
-from corpus.parse.latex.counters import LEVEL_COUNTERS, ClassCounters, Counters
+from corpus.parse.latex.counters import LEVEL_COUNTERS, ClassCounters, Counters, take_the_definitions
 from corpus.parse.latex.environments import FLOAT_COUNTER, Region, region_kind
 from corpus.parse.latex.equations import equation_rows
 from corpus.parse.latex.labels import Heading, Target, Theorem, TheoremHead, head
@@ -49,7 +49,7 @@ _EVENTS = (
     r"\\(?P<env>begin|end)\s*\{(?P<name>[^{}]+)\}"
     r"|\\label\s*\{(?P<label>[^{}]*)\}"
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
-    r"|counterwithout\*?|@addtoreset|appendix|caption|captionof|subcaption|subfloat|tablecaption|item"
+    r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|tablecaption|item"
     r"|lstlinelabel|floatconts)(?![A-Za-z@])"
     r"|\\[{}\\]"  # \{, \} and \\ are no group
     r"|(?P<open>\{)|(?P<close>\})"
@@ -64,6 +64,10 @@ def _events(lines: set[str] | frozenset[str]) -> re.Pattern:
     return re.compile(_EVENTS.replace("LINES", control_words(lines)))
 
 
+_SCRIPT_RE = re.compile(
+    r"\\(?P<cmd>stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?|counterwithout\*?"
+    r"|@addtoreset)(?![A-Za-z@])|\ue026(?P<the>\d+)\ue027"
+)
 _ALL_LINES = _ALGX_LINES | _ALGORITHMIC_LINES | _ALGORITHMIC_ENDS
 _EVENT_RE = _events(_ALL_LINES)
 _INT_RE = re.compile(r"\s*(-?\s*\d+)\s*$")
@@ -238,15 +242,16 @@ class Numbering:
         if not label:
             return
         if self.line is not None:  # algorithmicx: \@currentlabel is \theALG@line, read now
-            self.labels[label] = Target(self.anchor, str(self.c.value(self.line)), "line")
+            self.labels[label] = Target(self.anchor, str(self.c.value(self.line)), "line", "line")
         elif self.current is not None:
             self.labels[label] = self.current
         else:  # nothing stepped yet: LaTeX's \ref prints nothing
             self.labels[label] = Target(self.anchor, "", "other")
 
-    def _refstep(self, counter: str, kind: str) -> Target:
+    def _refstep(self, counter: str, kind: str, type_: str | None = None) -> Target:
+        """``\\refstepcounter``: the counter stepped, the current label its ``\\ref``."""
         self.c.step(counter)
-        target = Target(self.anchor, self.c.ref(counter), kind)
+        target = Target(self.anchor, self.c.ref(counter), kind, type_ or counter)
         self._set(target)
         return target
 
@@ -261,7 +266,7 @@ class Numbering:
             numbered = False
         if numbered:
             kind = _LEVEL_KIND.get(h.level) or ("appendix" if self.appendix and h.level == 1 else counter)
-            target = self._refstep(counter, kind)
+            target = self._refstep(counter, kind, kind)
             h.num = self.c.printed(counter)
         else:  # a \ref to an unnumbered heading's label prints its title
             target = Target(h.ref_id, h.title, "section")
@@ -294,7 +299,7 @@ class Numbering:
         if thm is not None:
             num = None
             if thm.numbered:
-                self._refstep(thm.counter, thm.title)
+                self._refstep(thm.counter, thm.title, name)
                 num = self.c.printed(thm.counter)
             if body:
                 self.heads.append(head(text, m, name, thm, num))
@@ -343,7 +348,7 @@ class Numbering:
             self.c.the[counter] = _ENUM_STYLE_RE.sub(lambda s: rf"\{s.group(1)}{{{counter}}}", fmt)
             self.c.prefix[counter] = ""
         elif "=" not in opts:  # enumerate package: the first of a A i I 1 is the counter
-            style = _SHORT_LABEL_RE.search(opts)
+            style = _SHORT_LABEL_RE.search(re.sub(r"\{[^{}]*\}", "", opts))  # {A} is a letter
             if style:
                 self._local(g, counter)
                 self.c.the[counter] = "\\" + _SHORT_STYLES[style.group()] + "{" + counter + "}"
@@ -387,7 +392,7 @@ class Numbering:
         if opts.get("label"):
             self._label(opts["label"])
         for lab, line in re.findall(r"\\lstlinelabel\{([^{}]*)\}\{(\d+)\}", reg.content):
-            self.labels[lab.strip()] = Target(reg.ref_id, line, "line")
+            self.labels[lab.strip()] = Target(reg.ref_id, line, "line", "line")
 
     # ----------------------------------------------------------------- equations
 
@@ -423,16 +428,18 @@ class Numbering:
             if opt is None:
                 self._item()
             return end
-        if cmd == "appendix":
+        if cmd in ("appendix", "appendices"):  # IEEEtran's \appendices
             self._appendix()
             return end
         if cmd in ("caption", "tablecaption", "subcaption"):
             self._caption(cmd == "subcaption")
             return end
-        if cmd == "captionof":
+        if cmd == "captionof":  # caption's \captionof{figure}: in a figure, that figure's caption
             name, end = read_arg(text, end)
             kind = name.strip().rstrip("*")
-            if kind in FLOAT_COUNTER:
+            if self.float is not None and self.float[1] == kind:
+                self._caption(False)
+            elif kind in FLOAT_COUNTER:
                 self._refstep(FLOAT_COUNTER[kind], kind)
             return end
         if cmd == "subfloat":
@@ -481,7 +488,7 @@ class Numbering:
             if g.kind in _LISTS:
                 if g.kind in _ENUMERATES:
                     depth = sum(1 for x in self.stack if x.kind in _ENUMERATES)
-                    self._refstep(_ENUM_COUNTERS[min(depth, 4) - 1], "item")
+                    self._refstep(_ENUM_COUNTERS[min(depth, 4) - 1], "item", "item")
                 return
 
     def _algorithm_line(self, name: str) -> None:
@@ -518,11 +525,28 @@ class Numbering:
             self.c.define(sub, parent)
             self.c.the[sub] = rf"(\alph{{{sub}}})" if self.subfig else rf"\alph{{{sub}}}"
             self.c.prefix[sub] = rf"\the{parent}"
-        self._refstep(sub, kind)
+        self._refstep(sub, kind, kind)
 
     def _appendix(self) -> None:
+        """``\\appendix``: what the class's definition does to the counters."""
+        if self.appendix:
+            return
         self.appendix = True
-        self.c.appendix()
+        self.run(self.doc.classes.appendix)
+
+    def run(self, latex: str) -> None:
+        """A piece of LaTeX that sets counters (a class's ``\\appendix``): its ``\\the``
+        definitions, ``\\setcounter`` and ``\\@addtoreset`` in order; no label, no group."""
+        text, defs = take_the_definitions(latex)
+        base = len(self.doc.the_defs)
+        self.doc.the_defs.extend(defs)
+        text = THE_MARK_RE.sub(lambda m: f"\ue026{int(m.group(1)) + base}\ue027", text)
+        for m in _SCRIPT_RE.finditer(text):
+            with contextlib.suppress(LatexError):
+                if m.lastgroup == "the":
+                    self._event(text, m, False)
+                else:
+                    self._command(text, m)
 
 
 def _has_caption(content: str) -> bool:

@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
 from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
-from corpus.parse.latex.cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
+from corpus.parse.latex.cites import CITE_CMDS, cite_keys, emit_cites
 from corpus.parse.latex.commands import ARGUMENTS, environment_arguments, strip_arguments
+from corpus.parse.latex.refs import LIST_REFS, REF_CMDS, emit_refs
 from corpus.parse.latex.spans import Builder, Context
 from corpus.parse.latex.text import latex_to_text
 
@@ -50,7 +51,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                 groups, end = cite_keys(latex, end, cmd.endswith("cites"))
                 emit_cites(b, cmd, groups, ctx)
             elif cmd in REF_CMDS:
-                if cmd == "crefrange":
+                if cmd in ("crefrange", "Crefrange"):
                     a, end = read_group(latex, end)
                     c, end = read_group(latex, end)
                     emit_refs(b, "ref", [a or "", c or ""], ctx)

@@ -50,6 +50,7 @@ from corpus.parse.latex.macros import clean, collect_macros, conditionals, expan
 from corpus.parse.latex.numbering import Document, number, strip_marks
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
+from corpus.parse.latex.refs import ref_names
 from corpus.parse.latex.sections import name_sections, split_sections, with_heads
 from corpus.parse.latex.spans import Context
 from corpus.parse.latex.style import cite_mode
@@ -90,6 +91,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     appended to ``warnings``."""
     text = balance_braces(clean(source.text), warnings)
     text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
+    names = ref_names(text)  # before the macros go: \renewcommand{\sectionautorefname}{Section}
     macros, text = collect_macros(text)
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
         if name.endswith(".sty"):
@@ -116,6 +118,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         alpha_labels(items, mode.alpha_style)
     ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers)
     ctx.alpha, ctx.alpha_style = mode.alpha, mode.alpha_style
+    ctx.ref_names = names
     for m in DEFCITEALIAS_RE.finditer(text):
         ctx.aliases[m.group(1).strip()] = ctx.aliases[m.group(1).strip().lower()] = _plain(m.group(2))
     doc = StructuredDoc(
@@ -135,7 +138,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     segments, headings = split_sections(body)
     cls, options = document_class(text)
     counted = Document(
-        classes=class_counters(cls, options, has_chapters=any(h.level == 0 for h in headings)),
+        classes=class_counters(
+            cls, options, any(h.level == 0 for h in headings), source.packages.get(cls + ".cls")
+        ),
         theorems=theorems(definitions + body),
         regions=taken.regions,
         equations=taken.equations,
