@@ -127,6 +127,7 @@ class Numbering:
         self.current: Target | None = None
         self.line: str | None = None  # an algorithmic's line counter, while it is the current label
         self.float: tuple[str, str, str | None, bool] | None = None  # the float being walked
+        self.group_target: Target | None = None  # a subequations' number, until its first display
         self.anchor: str | None = None  # the ref entry labels fall in (float, equation, heading)
         self.stack: list[_Group] = []
         self.braces = 0  # brace groups opened since the state last changed (pushed when it does)
@@ -268,9 +269,8 @@ class Numbering:
             kind = _LEVEL_KIND.get(h.level) or ("appendix" if self.appendix and h.level == 1 else counter)
             target = self._refstep(counter, kind, kind)
             h.num = self.c.printed(counter)
-        else:  # a \ref to an unnumbered heading's label prints its title
-            target = Target(h.ref_id, h.title, "section")
-            self._set(target)
+        else:  # no \refstepcounter: a label in or after it is what was current before
+            target = None
         h.target = target
         entry = self.ref_entries.get(h.ref_id or "")
         if entry is not None:
@@ -312,7 +312,8 @@ class Numbering:
             self.c.set("ALG@line", 0)
             self.line = "ALG@line"  # algorithmicx: \def\@currentlabel{\theALG@line}
         elif name == "subequations":  # amsmath: one number, the rows inside it lettered
-            self._refstep("equation", "equation")
+            self.anchor = None
+            self.group_target = self._refstep("equation", "equation")  # linked to its first display
             parent = self.c.ref("equation")
             g.value = ("equation", self.c.value("equation"))
             self._local(g, "equation")
@@ -375,8 +376,8 @@ class Numbering:
                 self._float_number(counter, kind, reg.ref_id)
             self.float = (counter, kind, reg.ref_id, captioned)
             self.walk(reg.content)
-        else:
-            self.walk(reg.content)
+        else:  # as it stood: its own \begin (algorithmic's line counter) and \end
+            self.walk(f"\\begin{{{reg.name}}}{reg.content}\\end{{{reg.name}}}")
         self._pop(index)
 
     def _float_number(self, counter: str, kind: str, ref_id: str | None) -> None:
@@ -400,6 +401,9 @@ class Numbering:
         """A display's rows: a number each (amsmath), its labels that row's, ``\\tag`` its own;
         a label on an unnumbered row is the last number's (what LaTeX has current)."""
         index = len(self.stack)
+        if self.group_target is not None and self.group_target.ref_id is None:
+            self.group_target.ref_id = ref_id
+        self.group_target = None
         self._push(name)
         self.anchor = ref_id
         first: str | None = None

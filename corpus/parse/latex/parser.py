@@ -74,8 +74,10 @@ __all__ = [
 # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: rows name the
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
-# front matter, bibliography fields, equations kept as spans, unclosed environments recovered)
-PARSER_VERSION = "corpus.parse.latex/4"
+# front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
+# 5: issues 43/44 (counters stepped as LaTeX steps them in one walk: \label takes the current label
+# anywhere, class numbering and appendices, secnumdepth, refs in headings, hyperref/cleveref names)
+PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
@@ -89,9 +91,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     ``unbalanced_braces`` past repair, ``macro_blowup``) for broken input. What TeX recovers
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
+    names = ref_names(source.text)  # as written: \renewcommand{\sectionautorefname}{Section}, \let
     text = balance_braces(clean(source.text), warnings)
     text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
-    names = ref_names(text)  # before the macros go: \renewcommand{\sectionautorefname}{Section}
     macros, text = collect_macros(text)
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
         if name.endswith(".sty"):

@@ -49,6 +49,7 @@ _CREFNAME_RE = re.compile(r"\\(crefname|Crefname)\s*\{\s*([^{}]+?)\s*\}\s*\{([^{
 _AUTOREFNAME_RE = re.compile(
     r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*|[gex]?def\s*)\\([A-Za-z]+)autorefname\s*\}?\s*\{([^{}]*)\}"
 )
+_LET_AUTOREFNAME_RE = re.compile(r"\\let\s*\\([A-Za-z]+)autorefname\s*=?\s*\\([A-Za-z]+)autorefname(?![A-Za-z])")
 _CLEVEREF_RE = re.compile(r"\\usepackage\s*\[([^\]]*)\]\s*\{[^{}]*\bcleveref\b[^{}]*\}")
 
 
@@ -99,6 +100,9 @@ def ref_names(source: str) -> RefNames:
         table[m.group(2)] = (m.group(3).strip(), m.group(4).strip())
     for m in _AUTOREFNAME_RE.finditer(source):
         names.autoref[m.group(1)] = m.group(2).strip()
+    for m in _LET_AUTOREFNAME_RE.finditer(source):  # \let\subsectionautorefname\sectionautorefname
+        if m.group(2) in names.autoref:
+            names.autoref[m.group(1)] = names.autoref[m.group(2)]
     return names
 
 
