@@ -49,7 +49,9 @@ _CREFNAME_RE = re.compile(r"\\(crefname|Crefname)\s*\{\s*([^{}]+?)\s*\}\s*\{([^{
 _AUTOREFNAME_RE = re.compile(
     r"\\(?:(?:re|provide)?newcommand\*?\s*\{?\s*|[gex]?def\s*)\\([A-Za-z]+)autorefname\s*\}?\s*\{([^{}]*)\}"
 )
-_LET_AUTOREFNAME_RE = re.compile(r"\\let\s*\\([A-Za-z]+)autorefname\s*=?\s*\\([A-Za-z]+)autorefname(?![A-Za-z])")
+_LET_AUTOREFNAME_RE = re.compile(
+    r"\\let\s*\\([A-Za-z]+)autorefname\s*=?\s*\\([A-Za-z]+)autorefname(?![A-Za-z])"
+)
 _CLEVEREF_RE = re.compile(r"\\usepackage\s*\[([^\]]*)\]\s*\{[^{}]*\bcleveref\b[^{}]*\}")
 
 
