@@ -25,6 +25,9 @@ _NAMED_REFS = {
 REF_CMDS = frozenset(
     "ref eqref autoref Autoref cref Cref crefrange Crefrange subref vref Vref nameref pageref proofref".split()
 ) | frozenset(_NAMED_REFS)
+# what an e-print's .sty may not redefine: jmlr's \theoremref is a class's, and a package that
+# defines its own (\providecommand{\theoremref}[1]{Theorem~\ref{theorem:#1}}) is the paper's
+OWN_REFS = REF_CMDS - frozenset(_NAMED_REFS)
 LIST_REFS = frozenset({"cref", "Cref", "vref", "Vref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
 
 # hyperref's English \<counter>autorefname (hyperref.sty); a counter without one prints no name
@@ -167,6 +170,7 @@ def _emit_clever_list(b: Builder, upper: bool, labels: list[str], ctx: Context, 
         for n, run in enumerate(runs):
             if n:
                 b.add(" and " if n == len(runs) - 1 else ", ")
+            start = b.size
             for k, t in enumerate(run if len(run) < 3 else [run[0], run[-1]]):
                 num = f"({t.num})" if paren else t.num
                 if n == 0 and k == 0 and name:
@@ -174,6 +178,9 @@ def _emit_clever_list(b: Builder, upper: bool, labels: list[str], ctx: Context, 
                 if k:
                     b.add(" and " if len(run) == 2 else " to ")
                 b.span(num, t.ref_id, b.refs)
+            if len(run) > 2:  # "1 to 3": the labels it covers, each a span over the range
+                covered = b.refs[-1].model_copy(update={"start": start, "text": "".join(b.parts)[start:]})
+                b.refs.extend(covered.model_copy(update={"ref_id": t.ref_id}) for t in run[1:-1])
 
 
 def _runs(targets: list[Target]) -> list[list[Target]]:
