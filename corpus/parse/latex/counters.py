@@ -244,7 +244,8 @@ def document_class(text: str) -> tuple[str, list[str]]:
     m = _CLASS_RE.search(text)
     if not m:
         return "", []
-    return m.group(2), [o.strip() for o in (m.group(1) or "").split(",") if o.strip()]
+    name = m.group(2).rsplit("/", 1)[-1].removesuffix(".cls")  # \documentclass{Definitions/mdpi}
+    return name, [o.strip() for o in (m.group(1) or "").split(",") if o.strip()]
 
 
 # What \appendix does, class by class, as the class files define it (article.cls; report.cls;
