@@ -51,8 +51,6 @@ _EVENTS = (
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
     r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|tablecaption|item"
     r"|lstlinelabel|floatconts)(?![A-Za-z@])"
-    r"|\\[{}\\]"  # \{, \} and \\ are no group
-    r"|(?P<open>\{)|(?P<close>\})"
     r"|\ue024(?P<region>\d+)\ue025|\ue020(?P<eq>\d+)\ue023|\ue026(?P<the>\d+)\ue027"
     r"|\\(?P<line>LINES)(?![A-Za-z@])"
 )
@@ -64,6 +62,7 @@ def _events(lines: set[str] | frozenset[str]) -> re.Pattern:
     return re.compile(_EVENTS.replace("LINES", control_words(lines)))
 
 
+_BRACE_RE = re.compile(r"[{}]")
 _SCRIPT_RE = re.compile(
     r"\\(?P<cmd>stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?|counterwithout\*?"
     r"|@addtoreset)(?![A-Za-z@])|\ue026(?P<the>\d+)\ue027"
@@ -151,31 +150,49 @@ class Numbering:
 
     def walk(self, text: str, headings: list[Heading] | None = None, body: bool = False) -> None:
         """Every event of ``text`` in order; ``headings`` are the body's, by position;
-        ``body``: theorem headings are kept (their positions are the body's)."""
+        ``body``: theorem headings are kept (their positions are the body's). Braces are no
+        events: they are counted between events (:meth:`_braces`)."""
         headings = headings or []
         k, n = 0, len(headings)
-        pos = 0
+        pos = 0  # where the text read so far ends
+        bare = text.replace("\\\\", "  ").replace("\\{", "  ").replace("\\}", "  ")  # same length
         for m in self.events.finditer(text):
             at = m.start()
             if at < pos:
                 continue  # inside an environment read already
             while k < n and headings[k].start <= at:
-                self._heading(headings[k])
+                h = headings[k]
+                if h.start >= pos:
+                    self._braces(bare, pos, h.start)
+                    pos = h.start
+                self._heading(h)
                 k += 1
-            kind = m.lastgroup
-            if kind == "open":  # a group, pushed only once something in it changes the state
-                self.braces += 1
-            elif kind == "close":
-                if self.braces:
-                    self.braces -= 1
-                elif self.stack and self.stack[-1].kind == "{":
-                    self._pop(len(self.stack) - 1)
-            elif kind is not None:
+            self._braces(bare, pos, at)
+            pos = m.end()
+            if m.lastgroup is not None:
                 with contextlib.suppress(LatexError):  # an argument never closed: the walk goes on
                     pos = self._event(text, m, body)
         while k < n:
             self._heading(headings[k])
             k += 1
+
+    def _braces(self, bare: str, start: int, end: int) -> None:
+        """The groups ``bare[start:end]`` opens and closes. Counted (C-speed) while no group
+        holds a state of its own; one by one while one does, to end it where it closes."""
+        if start >= end:
+            return
+        if not (self.stack and self.stack[-1].kind == "{"):
+            opened = bare.count("{", start, end)
+            if opened or self.braces:
+                self.braces = max(self.braces + opened - bare.count("}", start, end), 0)
+            return
+        for m in _BRACE_RE.finditer(bare, start, end):
+            if m.group() == "{":
+                self.braces += 1
+            elif self.braces:
+                self.braces -= 1
+            elif self.stack and self.stack[-1].kind == "{":
+                self._pop(len(self.stack) - 1)
 
     def _event(self, text: str, m: re.Match, body: bool) -> int:
         kind = m.lastgroup
