@@ -321,3 +321,15 @@ def test_cleveref_names_plurals_and_ranges() -> None:
         options.body_text[-1].text
         == "See Figures 1 to 3 and Tab. 1, Figures 1 and 4, Equation (1), Section 1, Theorem 1."
     )
+
+
+def test_nameref_and_the_papers_own_counter_under_autoref() -> None:
+    """hyperref's \\nameref prints the heading's title (a starred heading's too, whose \\ref is
+    the number before it); \\autoref and \\cref to the paper's own counter print no name."""
+    doc = _parse(
+        "\\section{Intro}\\label{s:i}\n\\subsection*{Star}\\label{s:star}\n"
+        "\\begin{table}\\caption{T}\\refstepcounter{Model}\\label{m1}\\end{table}\n"
+        "See \\nameref{s:i}, \\nameref{s:star} (\\ref{s:star}), \\autoref{m1}, \\cref{m1}.",
+        "\\usepackage{hyperref,cleveref}\\newcounter{Model}",
+    )
+    assert doc.body_text[-1].text == "See Intro, Star (1), 1, 1."

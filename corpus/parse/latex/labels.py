@@ -21,6 +21,7 @@ class Target:
     num: str
     kind: str  # figure, table, equation, section, subsection, appendix, item, line, or a theorem's title
     type: str = ""  # the counter or environment LaTeX names it by (cleveref's and hyperref's names)
+    name: str = ""  # what hyperref's \nameref prints: a heading's title (a theorem's note)
 
 
 @dataclass
@@ -52,7 +53,6 @@ class Heading:
     title: str  # its title as plain text (what a \\ref to an unnumbered heading's label prints)
     title_latex: str
     num: str | None = None  # as LaTeX prints it; None when unnumbered (starred, or past secnumdepth)
-    target: Target | None = None
 
 
 _NEWTHEOREM_RE = re.compile(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from corpus.parse.document import RefEntry
 from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_optional
@@ -44,6 +44,13 @@ _LISTS = _ENUMERATES | frozenset(
 _SUB_FLOATS = frozenset("subfigure subtable subfigure* subtable*".split())
 _ENUM_COUNTERS = ("enumi", "enumii", "enumiii", "enumiv")
 _LEVEL_KIND = {-1: "part", 0: "chapter"}
+# what \refstepcounter{c} of a LaTeX counter refers to (the paper's own counters: "other", no name)
+_COUNTER_KINDS = {
+    "figure": "figure", "table": "table", "equation": "equation", "footnote": "footnote",
+    "section": "section", "subsection": "subsection", "subsubsection": "subsubsection",
+    "chapter": "chapter", "part": "part", "enumi": "item", "enumii": "item", "enumiii": "item",
+    "enumiv": "item", "algorithm": "algorithm",
+}  # fmt: skip
 
 _EVENTS = (
     r"\\(?P<env>begin|end)\s*\{(?P<name>[^{}]+)\}"
@@ -88,15 +95,16 @@ _ALG_BLOCK_RE = re.compile(
 )
 
 
+_Float = tuple[str, str, str | None, bool]  # a float being walked: (counter, kind, ref id, caption pending)
+
+
 @dataclass
 class _Group:
     kind: str  # "{" or an environment's name
     current: Target | None  # the current label when it opened
     anchor: str | None
     line: str | None  # the algorithmic line counter that was the current label
-    float: (
-        tuple[str, str, str | None, bool] | None
-    )  # the float it is in (counter, kind, ref id, caption pending)
+    float: _Float | None  # the float it is in
     value: tuple[str, int] | None = None  # a counter's value set back at its end (subequations)
     the: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # \thec, \p@c set back
 
@@ -125,7 +133,7 @@ class Numbering:
         self.ref_entries = ref_entries
         self.current: Target | None = None
         self.line: str | None = None  # an algorithmic's line counter, while it is the current label
-        self.float: tuple[str, str, str | None, bool] | None = None  # the float being walked
+        self.float: _Float | None = None  # the float being walked
         self.group_target: Target | None = None  # a subequations' number, until its first display
         self.anchor: str | None = None  # the ref entry labels fall in (float, equation, heading)
         self.stack: list[_Group] = []
@@ -282,13 +290,12 @@ class Numbering:
         numbered = not h.star and h.level <= self.c.value("secnumdepth")
         if h.level == 0 and not self.doc.classes.chapters:
             numbered = False
-        if numbered:
+        if numbered:  # unnumbered: no \refstepcounter, a label after it is what was current before
             kind = _LEVEL_KIND.get(h.level) or ("appendix" if self.appendix and h.level == 1 else counter)
-            target = self._refstep(counter, kind, kind)
+            self._refstep(counter, kind, kind).name = h.title
             h.num = self.c.printed(counter)
-        else:  # no \refstepcounter: a label in or after it is what was current before
-            target = None
-        h.target = target
+        elif self.current is not None:  # hyperref's \nameref names the heading all the same
+            self._set(replace(self.current, name=h.title))
         entry = self.ref_entries.get(h.ref_id or "")
         if entry is not None:
             entry.num = h.num
@@ -337,8 +344,6 @@ class Numbering:
             self.c.set("equation", 0)
             self.c.the["equation"] = parent + r"\alph{equation}"
             self.c.prefix["equation"] = ""
-        elif name in _SUB_FLOATS:
-            pass
         elif name in ("appendix", "appendices"):
             self._appendix()
         return end
@@ -474,8 +479,8 @@ class Numbering:
             return end
         name, end = read_arg(text, end)
         name = name.strip()
-        if cmd == "refstepcounter":
-            self._refstep(name, name)
+        if cmd == "refstepcounter":  # the paper's own counter: named as hyperref and cleveref name it
+            self._refstep(name, _COUNTER_KINDS.get(name, "other"), name)
         elif cmd == "stepcounter":
             self.c.step(name)
         elif cmd in ("setcounter", "addtocounter"):

@@ -13,12 +13,14 @@ document is structured first with compiled regexes and a brace matcher, one conc
    equation span); :mod:`~corpus.parse.latex.front`: the title, the abstract, and the front
    matter left out;
 3. :mod:`~corpus.parse.latex.sections`: the body split at headings (nested titles joined
-   with ``::``), numbered; labels and theorem headings by :mod:`~corpus.parse.latex.labels`;
+   with ``::``); :mod:`~corpus.parse.latex.numbering`: one walk of the paper in document order
+   steps its counters as LaTeX steps them (:mod:`~corpus.parse.latex.counters`: the class's own
+   numbering), numbers headings, floats and equations, and gives each label its target;
 4. :mod:`~corpus.parse.latex.paragraphs`: paragraphs at blank lines / ``\\par`` /
    ``\\item`` (never at single line breaks, the cause of S2ORC's 93 "paragraphs" per LaTeX
    paper); commands whose arguments are no text dropped by one table
    (:mod:`~corpus.parse.latex.commands`); cite and ref commands become spans
-   (:mod:`~corpus.parse.latex.cites`, printed as the paper prints them:
+   (:mod:`~corpus.parse.latex.cites` and :mod:`~corpus.parse.latex.refs`, printed as the paper prints them:
    :mod:`~corpus.parse.latex.style`), the text between converted by
    :mod:`~corpus.parse.latex.text` (math accents and alphabets: :mod:`~corpus.parse.latex.math_symbols`).
 

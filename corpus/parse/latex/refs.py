@@ -68,6 +68,8 @@ class RefNames:
     capitalise: bool = False
 
     def auto(self, t: Target) -> str:
+        """hyperref's name: ``\\<type>autorefname``, else none (a counter it does not know prints
+        its number alone); a theorem-like environment's title."""
         return self.autoref.get(t.type or t.kind) or self.autoref.get(t.kind) or _theorem_name(t)
 
     def clever(self, t: Target, upper: bool, plural: bool) -> str:
@@ -79,8 +81,8 @@ class RefNames:
             return self.Cref[key][plural]
         names = self.cref.get(key) or self.cref.get(t.kind)
         if names is None:  # a theorem-like environment: its name as declared (thmtools tells cleveref so)
-            title = _theorem_name(t) or key
-            names = (title, title + "s")
+            title = _theorem_name(t)
+            names = (title, title + "s") if title else ("", "")
         name = names[plural]
         return name[:1].upper() + name[1:] if upper else name
 
@@ -129,6 +131,9 @@ def emit_refs(b: Builder, cmd: str, labels: list[str], ctx: Context) -> None:
             b.span("??", None, b.refs)
             continue
         num = t.num
+        if cmd == "nameref":  # hyperref: the heading's title (a float's caption is not kept here)
+            b.span(t.name or t.num, t.ref_id, b.refs)
+            continue
         if cmd == "eqref" or (cmd in ("cref", "Cref") and t.kind == "equation"):
             num = f"({num})"
         if cmd in ("autoref", "Autoref"):
