@@ -282,18 +282,22 @@ def test_enumerate_labels() -> None:
 
 def test_labels_where_the_parser_printed_question_marks() -> None:
     """Labels in an algorithmic outside any float, in a \\paragraph title, in a theorem declared
-    in the e-print's own .sty, and in an unnumbered display row (LaTeX's current label then is the
-    section's): none prints "??" any more."""
+    in the e-print's own .sty, in an unnumbered display row (LaTeX's current label then is the
+    section's), and in the paper's own environment whose begin code steps a counter
+    (\\newenvironment{point}{\\refstepcounter{point}...}, a referee reply's; AASTeX's mathletters
+    steps equation): none prints "??", and a definition steps nothing where it stands."""
     doc = _parse(
         "\\section{S}\\label{s}\n\\paragraph{Para\\label{p}} text\n"
         "\\begin{algorithmic}[1]\\State a\\State b\\label{l:b}\\end{algorithmic}\n"
         "\\begin{assertion}\\label{as} True.\\end{assertion}\n"
         "\\begin{align}x\\label{row}\\nonumber\\\\ y\\end{align}\n"
-        "See \\ref{p}, \\ref{l:b}, \\ref{as}, \\ref{row}.",
-        "\\usepackage{mythm}",
+        "\\begin{point}{Scope}\\label{pt} Yes.\\end{point}\n"
+        "See \\ref{p}, \\ref{l:b}, \\ref{as}, \\ref{row}, \\ref{pt}.",
+        "\\usepackage{mythm}\\newcounter{point}\\newenvironment{point}[1]{\\refstepcounter{point}\\textbf{Point \\thepoint: #1}}{}"
+        "\\newenvironment{mathletters}{\\refstepcounter{equation}}{}",
         packages={"mythm.sty": "\\newtheorem{assertion}{Assertion}[section]"},
     )
-    assert doc.body_text[-1].text == "See 1, 2, 1.1, 1."
+    assert doc.body_text[-1].text == "See 1, 2, 1.1, 1, 1."
     assert "??" not in " ".join(_refs(doc))
 
 

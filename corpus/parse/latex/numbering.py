@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from corpus.parse.document import RefEntry
-from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_optional
+from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_group, read_optional
 from corpus.parse.latex.counters import LEVEL_COUNTERS, ClassCounters, Counters, take_the_definitions
 from corpus.parse.latex.environments import FLOAT_COUNTER, Region, region_kind
 from corpus.parse.latex.equations import equation_rows
@@ -57,7 +57,7 @@ _EVENTS = (
     r"|\\label\s*\{(?P<label>[^{}]*)\}"
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
     r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|tablecaption|item"
-    r"|lstlinelabel|floatconts)(?![A-Za-z@])"
+    r"|lstlinelabel|floatconts|newenvironment|renewenvironment)(?![A-Za-z@])"
     r"|\ue024(?P<region>\d+)\ue025|\ue020(?P<eq>\d+)\ue023|\ue026(?P<the>\d+)\ue027"
     r"|\\(?P<line>LINES)(?![A-Za-z@])"
 )
@@ -139,6 +139,8 @@ class Numbering:
         self.stack: list[_Group] = []
         self.braces = 0  # brace groups opened since the state last changed (pushed when it does)
         self.heads: list[TheoremHead] = []
+        self.user_envs: dict[str, str] = {}  # the paper's \newenvironment: name -> begin code
+        self.expanding: set[str] = set()  # environments whose begin code is being walked
         self.appendix = False
         self.subfig = "subfig" in doc.packages
         for thm in doc.theorems.values():
@@ -319,6 +321,11 @@ class Numbering:
                 self._region(Region(m.start(), after, name, text[end:content_end]))
                 return after
         g = self._push(name)
+        code = self.user_envs.get(name)
+        if code is not None and name not in self.expanding:  # the paper's own: its begin code runs
+            self.expanding.add(name)
+            self.walk(code)
+            self.expanding.discard(name)
         thm = self.doc.theorems.get(name)
         if thm is not None:
             num = None
@@ -477,6 +484,8 @@ class Numbering:
             return end
         if cmd == "lstlinelabel":
             return end
+        if cmd in ("newenvironment", "renewenvironment"):  # kept, stepped where one begins
+            return self._define_environment(text, end)
         name, end = read_arg(text, end)
         name = name.strip()
         if cmd == "refstepcounter":  # the paper's own counter: named as hyperref and cleveref name it
@@ -497,6 +506,20 @@ class Numbering:
         elif cmd in ("counterwithout", "counterwithout*"):
             parent, end = read_arg(text, end)
             self.c.number_without(name, parent.strip())
+        return end
+
+    def _define_environment(self, text: str, end: int) -> int:
+        """``\\newenvironment{name}[n][default]{begin}{end}``: its begin code is walked where
+        the environment begins (``\\refstepcounter{point}`` there), not where it is defined."""
+        if end < len(text) and text[end] == "*":
+            end += 1
+        name, end = read_arg(text, end)
+        _, end = read_optional(text, end)
+        _, end = read_optional(text, end)
+        begin, end = read_group(text, end)
+        _, end = read_group(text, end)
+        if begin is not None:
+            self.user_envs[name.strip()] = begin
         return end
 
     def _integer(self, value: str) -> int | None:
