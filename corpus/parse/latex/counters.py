@@ -273,11 +273,22 @@ _APPENDIX = {
 }
 
 
+# classes whose numbering is written out here (class_counters): a copy the e-print ships is not read
+KNOWN_CLASSES = frozenset(
+    "article report book amsart amsbook IEEEtran mnras elsarticle llncs scrartcl scrreprt scrbook memoir".split()
+)
+
+
+def known_class(cls: str) -> bool:
+    return cls in KNOWN_CLASSES or cls.startswith(("revtex", "aastex"))
+
+
 def class_counters(
-    cls: str, options: list[str], has_chapters: bool, shipped: str | None = None
+    cls: str, options: list[str], has_chapters: bool, appendix_sources: list[str] | None = None
 ) -> ClassCounters:
-    """The counters a document class defines, as its ``.cls`` file defines them (``shipped``:
-    the class file when the e-print has its own copy)."""
+    """The counters a document class defines, as its ``.cls`` file defines them;
+    ``appendix_sources``: the class file the e-print ships, its packages, the paper itself, in
+    that order (the last ``\\appendix`` defined is the one LaTeX runs)."""
     c = Counters()
     for name, within in _ARTICLE_WITHIN.items():
         c.define(name, within)
@@ -316,8 +327,8 @@ def class_counters(
         appendix = _APPENDIX[cls]
     if cls == "mnras":
         depth = 4
-    if shipped:
-        appendix = shipped_appendix(shipped) or appendix
+    for text in appendix_sources or ():
+        appendix = shipped_appendix(text) or appendix
     return ClassCounters(c, depth, chapters, appendix)
 
 

@@ -55,8 +55,8 @@ class Heading:
     num: str | None = None  # as LaTeX prints it; None when unnumbered (starred, or past secnumdepth)
 
 
-_NEWTHEOREM_RE = re.compile(
-    r"\\(?:sp)?newtheorem(\*?)\s*\{\s*([^{}]+?)\s*\}\s*(?:\[\s*([^\]]*?)\s*\])?\s*\{([^{}]*)\}\s*(?:\[\s*([^\]]*?)\s*\])?"
+_NEWTHEOREM_RE = re.compile(  # elsarticle's \newdefinition and \newproof are \newtheorem's kin
+    r"\\((?:sp)?newtheorem|newdefinition|newproof)(\*?)\s*\{\s*([^{}]+?)\s*\}\s*(?:\[\s*([^\]]*?)\s*\])?\s*\{([^{}]*)\}\s*(?:\[\s*([^\]]*?)\s*\])?"
 )
 _DECLARETHEOREM_RE = re.compile(
     r"\\declaretheorem\s*(?:\[([^\]]*)\])?\s*\{\s*([^{}]+?)\s*\}(?:\s*\[([^\]]*)\])?"
@@ -74,7 +74,7 @@ def theorems(preamble: str) -> dict[str, Theorem]:
     """Theorem-like environments the paper declares, by environment name."""
     out: dict[str, Theorem] = {}
     for m in _NEWTHEOREM_RE.finditer(preamble):
-        star, name, shared, title, within = m.groups()
+        cmd, star, name, shared, title, within = m.groups()
         if shared and within:  # \newtheorem{a}[b]{T}[c] is not LaTeX; read it as sharing
             within = None
         counter = out[shared].counter if shared and shared in out else (shared or name)
@@ -83,7 +83,7 @@ def theorems(preamble: str) -> dict[str, Theorem]:
             title=title.strip(),
             counter=counter,
             within=(parent.within if parent else within) or None,
-            numbered=not star,
+            numbered=not star and cmd != "newproof",
         )
     for m in _DECLARETHEOREM_RE.finditer(preamble):
         opts = dict(_KEYVAL_RE.findall((m[1] or "") + "," + (m[3] or "")))

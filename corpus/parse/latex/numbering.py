@@ -95,7 +95,9 @@ _ALG_BLOCK_RE = re.compile(
 )
 
 
-_Float = tuple[str, str, str | None, bool]  # a float being walked: (counter, kind, ref id, caption pending)
+# a float being walked: (counter, kind, ref id, the counter's value its first caption was numbered
+# with at its begin, None once that caption is met)
+_Float = tuple[str, str, str | None, int | None]
 
 
 @dataclass
@@ -120,6 +122,8 @@ class Document:
     the_defs: list[tuple[str, str]] = field(default_factory=list)  # (counter, \thec's LaTeX), by mark
     packages: frozenset[str] = frozenset()
     alg_options: str = ""  # what the preamble says of algorithmic line entities
+    # the class and packages the e-print ships, their definitions out: (LaTeX, its \the definitions)
+    scripts: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
 
 
 class Numbering:
@@ -142,7 +146,6 @@ class Numbering:
         self.user_envs: dict[str, str] = {}  # the paper's \newenvironment: name -> begin code
         self.expanding: set[str] = set()  # environments whose begin code is being walked
         self.appendix = False
-        self.subfig = "subfig" in doc.packages
         for thm in doc.theorems.values():
             if thm.numbered:
                 self.c.define(thm.counter)
@@ -400,10 +403,12 @@ class Numbering:
             self._listing(reg)
         elif kind in FLOAT_COUNTER:
             counter = "algocf" if reg.name.startswith("algorithm2e") else FLOAT_COUNTER[kind]
-            captioned = _has_caption(reg.content)
-            if captioned:
+            pending = None
+            # longtable steps the table counter at its start, caption or not (longtable.sty)
+            if _has_caption(reg.content) or reg.name.startswith("longtable"):
                 self._float_number(counter, kind, reg.ref_id)
-            self.float = (counter, kind, reg.ref_id, captioned)
+                pending = self.c.value(counter)
+            self.float = (counter, kind, reg.ref_id, pending)
             self.walk(reg.content)
         else:  # as it stood: its own \begin (algorithmic's line counter) and \end
             self.walk(f"\\begin{{{reg.name}}}{reg.content}\\end{{{reg.name}}}")
@@ -476,8 +481,7 @@ class Numbering:
                 self._refstep(FLOAT_COUNTER[kind], kind)
             return end
         if cmd == "subfloat":
-            self._sub_caption()
-            return end
+            return self._subfloat(text, end)
         if cmd == "floatconts":  # jmlr: \floatconts{label}{caption}{content}: the float's label
             label, end = read_arg(text, end)
             self._label(label.strip())
@@ -555,26 +559,44 @@ class Numbering:
         if sub or any(g.kind in _SUB_FLOATS for g in self.stack):
             self._sub_caption()
             return
-        if pending:  # the float's first caption: numbered at its begin
+        if pending is not None:  # the float's first caption: numbered at its begin
             self._touch()
-            self.float = (counter, kind, ref_id, False)
+            self.float = (counter, kind, ref_id, None)
             for g in reversed(self.stack):  # the float's own group keeps it
                 if g.kind == "region":
                     break
                 g.float = self.float
-            return
+            if self.c.value(counter) == pending:
+                return
+            # stepped since (a longtable in the table): the caption steps it again, as LaTeX does
+            entry = self.ref_entries.get(ref_id or "")
+            if entry is not None:
+                entry.num = None
         self._float_number(counter, kind, ref_id)
 
     def _sub_caption(self) -> None:
-        """subcaption's ``\\caption`` in a ``subfigure`` ("1a"), subfig's ``\\subfloat``
-        ("1(a)"): the sub-counter within the float's."""
+        """subcaption's ``\\caption`` in a ``subfigure``, subfig's ``\\subfloat``: the
+        sub-counter within the float's, ``\\ref`` printing "1a" with either package."""
         parent, kind = (self.float[0], self.float[1]) if self.float else ("figure", "figure")
         sub = "sub" + parent
         if sub not in self.c.the:
             self.c.define(sub, parent)
-            self.c.the[sub] = rf"(\alph{{{sub}}})" if self.subfig else rf"\alph{{{sub}}}"
+            self.c.the[sub] = rf"\alph{{{sub}}}"
             self.c.prefix[sub] = rf"\the{parent}"
         self._refstep(sub, kind, kind)
+
+    def _subfloat(self, text: str, end: int) -> int:
+        """subfig's ``\\subfloat[list][caption]{body}``: its sub-figure number is the current
+        label inside its arguments only (subfig steps it in a group)."""
+        index = len(self.stack)
+        self._push("subfloat")
+        self._sub_caption()
+        first, end = read_optional(text, end)
+        second, end = read_optional(text, end)
+        body, end = read_group(text, end)
+        self.walk((first or "") + " " + (second or "") + " " + (body or ""))
+        self._pop(index)
+        return end
 
     def _appendix(self) -> None:
         """``\\appendix``: what the class's definition does to the counters."""
@@ -583,14 +605,20 @@ class Numbering:
         self.appendix = True
         self.run(self.doc.classes.appendix)
 
-    def run(self, latex: str) -> None:
-        """A piece of LaTeX that sets counters (a class's ``\\appendix``): its ``\\the``
-        definitions, ``\\setcounter`` and ``\\@addtoreset`` in order; no label, no group."""
-        text, defs = take_the_definitions(latex)
+    def run(self, latex: str, defs: list[tuple[str, str]] | None = None, steps: bool = True) -> None:
+        """A piece of LaTeX that sets counters (a class's ``\\appendix``, a package the e-print
+        ships): its ``\\the`` definitions (``defs``: taken out already, marks in their place),
+        ``\\setcounter``, ``\\numberwithin`` and ``\\@addtoreset`` in order (``steps``: and
+        ``\\stepcounter``, ``\\addtocounter``); no label, no group."""
+        text = latex
+        if defs is None:
+            text, defs = take_the_definitions(latex)
         base = len(self.doc.the_defs)
         self.doc.the_defs.extend(defs)
         text = THE_MARK_RE.sub(lambda m: f"\ue026{int(m.group(1)) + base}\ue027", text)
         for m in _SCRIPT_RE.finditer(text):
+            if not steps and m["cmd"] in ("stepcounter", "addtocounter"):
+                continue
             with contextlib.suppress(LatexError):
                 if m.lastgroup == "the":
                     self._event(text, m, False)
@@ -637,6 +665,8 @@ def number(
     """Walk the paper; register every label in ``labels``, number ``headings`` and the ref
     entries of floats and equations; return the theorem headings of ``body``."""
     walk = Numbering(doc, labels, ref_entries)
+    for script, defs in doc.scripts:  # the class and packages the e-print ships: their numbering
+        walk.run(script, defs, steps=False)
     walk.walk(preamble)
     walk.stack.clear()
     walk.braces = 0

@@ -43,7 +43,7 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex.counters import class_counters, document_class, take_the_definitions
+from corpus.parse.latex.counters import class_counters, document_class, known_class, take_the_definitions
 from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex.front import abstracts, front_line, split_front, title
 from corpus.parse.latex.glossary import glossary
@@ -97,9 +97,14 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     text = balance_braces(clean(source.text), warnings)
     text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
     macros, text = collect_macros(text)
+    cls, options = document_class(source.text)
+    scripts = []  # the e-print's own .sty files (and class, where not known): their counters
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
-        if name.endswith(".sty"):
-            for key, mac in collect_macros(clean(package))[0].items():
+        if name.endswith(".sty") or (name == cls + ".cls" and not known_class(cls)):
+            package_text, package_defs = take_the_definitions(clean(package))
+            found, package_text = collect_macros(package_text)
+            scripts.append((package_text, package_defs))
+            for key, mac in found.items() if name.endswith(".sty") else ():
                 if key not in INTERPRETED:
                     macros.setdefault(key, mac)
     text = glossary(conditionals(expand_macros(text, macros)))
@@ -140,17 +145,16 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)
     front, body = split_front(taken.body)
     segments, headings = split_sections(body)
-    cls, options = document_class(text)
+    shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
-        classes=class_counters(
-            cls, options, any(h.level == 0 for h in headings), source.packages.get(cls + ".cls")
-        ),
+        classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
         theorems=theorems(definitions + body),
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
         packages=frozenset(p.strip() for group in _USEPACKAGE_RE.findall(preamble) for p in group.split(",")),
         alg_options=preamble,
+        scripts=scripts,
     )
     heads = number(counted, preamble, front, body, headings, ctx.labels, doc.ref_entries)
     name_sections(segments, headings, doc.ref_entries, lambda latex: _title_text(latex, ctx))
