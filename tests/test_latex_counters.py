@@ -338,3 +338,30 @@ def test_nameref_and_the_papers_own_counter_under_autoref() -> None:
         "\\usepackage{hyperref,cleveref}\\newcounter{Model}",
     )
     assert doc.body_text[-1].text == "See Intro, Star (1), 1, 1."
+
+
+def test_numbers_as_pdflatex_writes_them_to_the_aux() -> None:
+    """Cases where the differential's papers disagreed with pdflatex's own .aux (checked with
+    pdflatex here: the expected numbers are what it wrote). eqnarray steps the counter before a
+    row, so a label on a \\nonumber row is the next number (cardiff's, enzo's, cavainolo's
+    papers); a trailing \\\\ numbers an empty last row, in eqnarray and in align alike; a label
+    in eqnarray* is the number never printed; a label in a footnote is its number; a longtable
+    steps the table counter at its start, so a table float holding one is numbered after it
+    (bosse's paper); the old subfigure package prints "1(a)"."""
+    doc = _parse(
+        "\\section{A}\n\\begin{equation}x\\label{e1}\\end{equation}\n"
+        "\\begin{eqnarray}\\label{q1} a&=&b\\nonumber\\\\ c&=&d\\\\ e&=&f\\label{q3}\\\\\n\\end{eqnarray}\n"
+        "\\begin{eqnarray*}\\label{qs} a&=&b\\end{eqnarray*}\n"
+        "\\begin{align}a&=b\\label{a1}\\\\ c&=d\\\\\n\\end{align}\n"
+        "\\begin{equation}y\\label{e2}\\end{equation}\n"
+        "Text\\footnote{One.}\\footnote{Two\\label{fn}.}\n"
+        "\\begin{table}\\begin{longtable}{l}x\\\\\\end{longtable}\\caption{T}\\label{t1}\\end{table}\n"
+        "\\begin{longtable}{l}\\caption{LT}\\label{t2}\\\\ x\\\\\\end{longtable}\n"
+        "\\begin{table}\\caption{U}\\label{t3}\\end{table}\n"
+        "\\begin{figure}\\subfigure[A]{\\rule{1cm}{1cm}\\label{fa}}\\caption{Main}\\label{f1}\\end{figure}\n"
+        "See \\ref{e1}, \\ref{q1}, \\ref{q3}, \\ref{qs}, \\ref{a1}, \\ref{e2}, \\ref{fn}, \\ref{t1}, \\ref{t2}, "
+        "\\ref{t3}, \\ref{fa}, \\ref{f1}.",
+        "\\usepackage{amsmath,longtable,subfigure}",
+    )
+    see = next(p.text for p in doc.body_text if p.text.startswith("See"))  # the notes come last
+    assert see == "See 1, 2, 3, 5, 5, 8, 2, 2, 3, 4, 1(a), 1."

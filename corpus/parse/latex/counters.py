@@ -248,8 +248,13 @@ def document_class(text: str) -> tuple[str, list[str]]:
     return name, [o.strip() for o in (m.group(1) or "").split(",") if o.strip()]
 
 
+_SIAM_WITHIN = (
+    ("oneeqnum", "equation"), ("onetabnum", "table"), ("onefignum", "figure"),
+    ("onealgnum", "algorithm"), ("onethmnum", "theorem"),
+)  # fmt: skip
 # What \appendix does, class by class, as the class files define it (article.cls; report.cls;
-# revtex4-2.cls; IEEEtran.cls's \appendices; mnras.cls; elsarticle.cls; aastex's). A class the
+# revtex4-2.cls; IEEEtran.cls's \appendices; mnras.cls; elsarticle.cls; sn-jnl.cls's appendices
+# environment; aastex's). A class the
 # e-print ships is read instead (:func:`shipped_appendix`).
 _APPENDIX = {
     "article": r"\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}",
@@ -268,6 +273,10 @@ _APPENDIX = {
         \def\thefigure{\Alph{section}.\arabic{figure}}\def\thetable{\Alph{section}.\arabic{table}}
         \def\thesection{\appendixname\Alph{section}}\@addtoreset{equation}{section}
         \def\theequation{\Alph{section}.\arabic{equation}}""",
+    "sn-jnl": r"""\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}
+        \setcounter{figure}{0}\setcounter{table}{0}\setcounter{equation}{0}
+        \def\thefigure{\Alph{section}\arabic{figure}}\def\thetable{\Alph{section}\arabic{table}}
+        \def\theequation{\Alph{section}\arabic{equation}}""",
     "aastex": r"""\setcounter{section}{0}\setcounter{subsection}{0}\def\thesection{\Alph{section}}
         \@addtoreset{equation}{section}\def\theequation{\thesection\arabic{equation}}""",
 }
@@ -327,6 +336,10 @@ def class_counters(
         appendix = _APPENDIX[cls]
     if cls == "mnras":
         depth = 4
+    if cls.startswith(("siamart", "siamonline")):  # SIAM: numbered within sections unless one*num
+        for option, counter in _SIAM_WITHIN:
+            if option not in options:
+                c.number_within(counter, "section")
     for text in appendix_sources or ():
         appendix = shipped_appendix(text) or appendix
     return ClassCounters(c, depth, chapters, appendix)
@@ -389,3 +402,30 @@ def take_the_definitions(text: str) -> tuple[str, list[tuple[str, str]]]:
         pos = end
     out.append(text[pos:])
     return "".join(out), defs
+
+
+_OPTION_RE = re.compile(r"\\DeclareOption\s*\{\s*([^{}]*?)\s*\}")
+_EXECUTE_RE = re.compile(r"\\ExecuteOptions\s*\{([^{}]*)\}")
+
+
+def with_options(cls_text: str, options: list[str]) -> str:
+    """A class or package's text with its options processed as ``\\ProcessOptions`` does: the
+    code of each ``\\DeclareOption`` the document gives (or ``\\ExecuteOptions`` defaults) where
+    it was declared, the others gone (the code of an option not given never runs)."""
+    if "\\DeclareOption" not in cls_text:
+        return cls_text
+    given = set(options) | {o.strip() for m in _EXECUTE_RE.finditer(cls_text) for o in m.group(1).split(",")}
+    out, pos = [], 0
+    for m in _OPTION_RE.finditer(cls_text):
+        if m.start() < pos:
+            continue
+        try:
+            code, end = read_group(cls_text, m.end())
+        except LatexError:
+            continue
+        out.append(cls_text[pos : m.start()])
+        if m.group(1) in given and code is not None:
+            out.append(code)
+        pos = end
+    out.append(cls_text[pos:])
+    return "".join(out)

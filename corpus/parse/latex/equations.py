@@ -26,9 +26,7 @@ def equation_rows(name: str, content: str) -> list[tuple[str, bool, str | None]]
     numbered = not name.endswith("*") and name not in UNNUMBERED_MATH
     rows = [content] if name in _SINGLE_EQUATIONS else _rows(content)
     out: list[tuple[str, bool, str | None]] = []
-    for row in rows:
-        if not row.strip():
-            continue
+    for row in rows:  # an empty last row (after a trailing \\) is numbered too, as pdflatex numbers it
         tag = _TAG_RE.search(row)
         out.append((row, numbered and not _NONUMBER_RE.search(row), _plain(tag.group(1)) if tag else None))
     return out

@@ -56,8 +56,9 @@ _EVENTS = (
     r"\\(?P<env>begin|end)\s*\{(?P<name>[^{}]+)\}"
     r"|\\label\s*\{(?P<label>[^{}]*)\}"
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
-    r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|tablecaption|item"
-    r"|lstlinelabel|floatconts|newenvironment|renewenvironment)(?![A-Za-z@])"
+    r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|subfigure|subtable"
+    r"|tablecaption|item"
+    r"|lstlinelabel|floatconts|newenvironment|renewenvironment|footnote|footnotemark|footnotetext)(?![A-Za-z@])"
     r"|\ue024(?P<region>\d+)\ue025|\ue020(?P<eq>\d+)\ue023|\ue026(?P<the>\d+)\ue027"
     r"|\\(?P<line>LINES)(?![A-Za-z@])"
 )
@@ -79,7 +80,11 @@ _EVENT_RE = _events(_ALL_LINES)
 _INT_RE = re.compile(r"\s*(-?\s*\d+)\s*$")
 _VALUE_RE = re.compile(r"\s*(-)?\s*\\value\s*\{\s*([^{}]+?)\s*\}\s*$")
 _CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])|\\captionof\s*\{")
-_SUB_ENV_RE = re.compile(r"\\begin\s*\{(sub(?:figure|table)\*?)\}.*?\\end\s*\{\1\}", re.S)
+# environments inside a float whose captions are their own: sub-figures, a float in a float
+_SUB_ENV_RE = re.compile(
+    r"\\begin\s*\{((?:sub(?:figure|table)|algorithm|algorithm2e|table|figure|wrapfigure|wraptable)\*?)\}.*?\\end\s*\{\1\}",
+    re.S,
+)
 _ENUM_STYLE_RE = re.compile(r"\\(arabic|alph|Alph|roman|Roman)\*")
 _SHORT_LABEL_RE = re.compile(r"[aAiI1]")
 _KEYVAL_RE = re.compile(r"([\w*]+)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,]*)")
@@ -120,7 +125,6 @@ class Document:
     regions: list[Region] = field(default_factory=list)  # what take_out cut, by mark
     equations: list[int] = field(default_factory=list)  # EQREFn -> its region
     the_defs: list[tuple[str, str]] = field(default_factory=list)  # (counter, \thec's LaTeX), by mark
-    packages: frozenset[str] = frozenset()
     alg_options: str = ""  # what the preamble says of algorithmic line entities
     # the class and packages the e-print ships, their definitions out: (LaTeX, its \the definitions)
     scripts: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
@@ -224,8 +228,11 @@ class Numbering:
             if n < len(self.doc.equations):
                 reg = self.doc.regions[self.doc.equations[n]]
                 self._equation(reg.name, reg.content, reg.ref_id)
-        elif kind == "the":
+        elif kind == "the":  # \renewcommand{\thefigure}: local to the group it is in
             name, latex = self.doc.the_defs[int(m["the"])]
+            self._touch()
+            if self.stack:
+                self._local(self.stack[-1], name)
             self.c.the[name] = latex
         return m.end()
 
@@ -404,8 +411,10 @@ class Numbering:
         elif kind in FLOAT_COUNTER:
             counter = "algocf" if reg.name.startswith("algorithm2e") else FLOAT_COUNTER[kind]
             pending = None
-            # longtable steps the table counter at its start, caption or not (longtable.sty)
-            if _has_caption(reg.content) or reg.name.startswith("longtable"):
+            # longtable steps the table counter at its start, caption or not (longtable.sty); a
+            # float holding one is numbered at its caption, after it
+            nested = "\\begin{longtable" in reg.content and not reg.name.startswith("longtable")
+            if (_has_caption(reg.content) and not nested) or reg.name.startswith("longtable"):
                 self._float_number(counter, kind, reg.ref_id)
                 pending = self.c.value(counter)
             self.float = (counter, kind, reg.ref_id, pending)
@@ -441,7 +450,9 @@ class Numbering:
         self._push(name)
         self.anchor = ref_id
         first: str | None = None
-        for row, numbered, tag in equation_rows(name, content):
+        if name.startswith("eqnarray"):  # LaTeX's own: the number of the row being set is current
+            first = self._eqnarray(name, content, ref_id)
+        for row, numbered, tag in () if name.startswith("eqnarray") else equation_rows(name, content):
             if tag is not None:
                 self._set(Target(ref_id, tag, "equation"))
                 first = first or tag
@@ -455,6 +466,23 @@ class Numbering:
         if entry is not None and entry.num is None:
             entry.num = first
         self._pop(index)
+
+    def _eqnarray(self, name: str, content: str, ref_id: str | None) -> str | None:
+        """LaTeX's eqnarray steps the equation counter before its first row and after each
+        numbered one (ltmath.dtx), its current label the counter: a label on a ``\\nonumber``
+        row is the number the next numbered row prints."""
+        self._refstep("equation", "equation")
+        first: str | None = None
+        for row, numbered, _ in equation_rows(name, content):
+            current = self.current
+            if "\\label" in row:
+                for lab in _LABEL_RE.findall(row):
+                    self._label(lab.strip())
+            if numbered:
+                first = first or (current.num if current else None)
+                self._refstep("equation", "equation")
+        self.c.add("equation", -1)  # \endeqnarray: the step after the last row taken back
+        return first
 
     # ----------------------------------------------------------------- commands
 
@@ -480,8 +508,8 @@ class Numbering:
             elif kind in FLOAT_COUNTER:
                 self._refstep(FLOAT_COUNTER[kind], kind)
             return end
-        if cmd == "subfloat":
-            return self._subfloat(text, end)
+        if cmd in ("subfloat", "subfigure", "subtable"):  # subfig's \subfloat, subfigure's \subfigure
+            return self._subfloat(text, end, parens=cmd != "subfloat")
         if cmd == "floatconts":  # jmlr: \floatconts{label}{caption}{content}: the float's label
             label, end = read_arg(text, end)
             self._label(label.strip())
@@ -490,6 +518,8 @@ class Numbering:
             return end
         if cmd in ("newenvironment", "renewenvironment"):  # kept, stepped where one begins
             return self._define_environment(text, end)
+        if cmd.startswith("footnote"):
+            return self._footnote(cmd, text, end)
         name, end = read_arg(text, end)
         name = name.strip()
         if cmd == "refstepcounter":  # the paper's own counter: named as hyperref and cleveref name it
@@ -511,6 +541,26 @@ class Numbering:
             parent, end = read_arg(text, end)
             self.c.number_without(name, parent.strip())
         return end
+
+    def _footnote(self, cmd: str, text: str, end: int) -> int:
+        """``\\footnote`` steps the footnote counter (``\\footnotemark`` too; an optional
+        number is used as it is); in its text, a label is the footnote's number."""
+        mark, end = read_optional(text, end)
+        if mark is None and cmd != "footnotetext":
+            self.c.step("footnote")
+        if cmd == "footnotemark":
+            return end
+        note, after = read_group(text, end)
+        if note is None:
+            return end
+        index = len(self.stack)
+        self._push("footnote")
+        self._set(
+            Target(self.anchor, mark.strip() if mark else self.c.ref("footnote"), "footnote", "footnote")
+        )
+        self.walk(note)
+        self._pop(index)
+        return after
 
     def _define_environment(self, text: str, end: int) -> int:
         """``\\newenvironment{name}[n][default]{begin}{end}``: its begin code is walked where
@@ -574,23 +624,24 @@ class Numbering:
                 entry.num = None
         self._float_number(counter, kind, ref_id)
 
-    def _sub_caption(self) -> None:
+    def _sub_caption(self, parens: bool = False) -> None:
         """subcaption's ``\\caption`` in a ``subfigure``, subfig's ``\\subfloat``: the
-        sub-counter within the float's, ``\\ref`` printing "1a" with either package."""
+        sub-counter within the float's, ``\\ref`` printing "1a" with either package; the old
+        subfigure package's ``\\subfigure`` (``parens``) prints "1(a)"."""
         parent, kind = (self.float[0], self.float[1]) if self.float else ("figure", "figure")
         sub = "sub" + parent
-        if sub not in self.c.the:
+        if sub not in self.c.the or parens:
             self.c.define(sub, parent)
-            self.c.the[sub] = rf"\alph{{{sub}}}"
+            self.c.the[sub] = rf"(\alph{{{sub}}})" if parens else rf"\alph{{{sub}}}"
             self.c.prefix[sub] = rf"\the{parent}"
         self._refstep(sub, kind, kind)
 
-    def _subfloat(self, text: str, end: int) -> int:
-        """subfig's ``\\subfloat[list][caption]{body}``: its sub-figure number is the current
-        label inside its arguments only (subfig steps it in a group)."""
+    def _subfloat(self, text: str, end: int, parens: bool = False) -> int:
+        """subfig's ``\\subfloat[list][caption]{body}`` (subfigure's ``\\subfigure``): its
+        sub-figure number is the current label inside its arguments only (stepped in a group)."""
         index = len(self.stack)
         self._push("subfloat")
-        self._sub_caption()
+        self._sub_caption(parens)
         first, end = read_optional(text, end)
         second, end = read_optional(text, end)
         body, end = read_group(text, end)
@@ -605,20 +656,26 @@ class Numbering:
         self.appendix = True
         self.run(self.doc.classes.appendix)
 
-    def run(self, latex: str, defs: list[tuple[str, str]] | None = None, steps: bool = True) -> None:
+    def run(self, latex: str, defs: list[tuple[str, str]] | None = None, package: bool = False) -> None:
         """A piece of LaTeX that sets counters (a class's ``\\appendix``, a package the e-print
         ships): its ``\\the`` definitions (``defs``: taken out already, marks in their place),
-        ``\\setcounter``, ``\\numberwithin`` and ``\\@addtoreset`` in order (``steps``: and
-        ``\\stepcounter``, ``\\addtocounter``); no label, no group."""
+        ``\\setcounter``, ``\\numberwithin`` and ``\\@addtoreset`` in order; no label, no group.
+        ``package``: only what stands outside every group (a definition's body runs when it is
+        used, not where it is defined), and no ``\\stepcounter``."""
         text = latex
         if defs is None:
             text, defs = take_the_definitions(latex)
         base = len(self.doc.the_defs)
         self.doc.the_defs.extend(defs)
         text = THE_MARK_RE.sub(lambda m: f"\ue026{int(m.group(1)) + base}\ue027", text)
+        bare = text.replace("\\\\", "  ").replace("\\{", "  ").replace("\\}", "  ") if package else ""
+        depth, pos = 0, 0
         for m in _SCRIPT_RE.finditer(text):
-            if not steps and m["cmd"] in ("stepcounter", "addtocounter"):
-                continue
+            if package:
+                depth += bare.count("{", pos, m.start()) - bare.count("}", pos, m.start())
+                pos = m.start()
+                if depth > 0 or m["cmd"] in ("stepcounter", "addtocounter"):
+                    continue
             with contextlib.suppress(LatexError):
                 if m.lastgroup == "the":
                     self._event(text, m, False)
@@ -630,7 +687,7 @@ def _has_caption(content: str) -> bool:
     """Whether a float has a caption of its own (a sub-figure's is not)."""
     if not _CAPTION_RE.search(content):
         return False
-    if "\\begin{sub" in content:
+    if "\\begin" in content:
         content = _SUB_ENV_RE.sub("", content)
     return _CAPTION_RE.search(content) is not None
 
@@ -666,7 +723,7 @@ def number(
     entries of floats and equations; return the theorem headings of ``body``."""
     walk = Numbering(doc, labels, ref_entries)
     for script, defs in doc.scripts:  # the class and packages the e-print ships: their numbering
-        walk.run(script, defs, steps=False)
+        walk.run(script, defs, package=True)
     walk.walk(preamble)
     walk.stack.clear()
     walk.braces = 0

@@ -43,7 +43,13 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex.counters import class_counters, document_class, known_class, take_the_definitions
+from corpus.parse.latex.counters import (
+    class_counters,
+    document_class,
+    known_class,
+    take_the_definitions,
+    with_options,
+)
 from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
 from corpus.parse.latex.front import abstracts, front_line, split_front, title
 from corpus.parse.latex.glossary import glossary
@@ -98,10 +104,19 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
     macros, text = collect_macros(text)
     cls, options = document_class(source.text)
+    loaded = {
+        p.strip(): (o or "").split(",")
+        for o, ps in _USEPACKAGE_RE.findall(source.text)
+        for p in ps.split(",")
+    }
     scripts = []  # the e-print's own .sty files (and class, where not known): their counters
     for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
         if name.endswith(".sty") or (name == cls + ".cls" and not known_class(cls)):
-            package_text, package_defs = take_the_definitions(clean(package))
+            given = options if name.endswith(".cls") else [o.strip() for o in loaded.get(name[:-4], [])]
+            package_text = conditionals(
+                with_options(clean(package), given)
+            )  # \if@oneeqnum as the options set it
+            package_text, package_defs = take_the_definitions(package_text)
             found, package_text = collect_macros(package_text)
             scripts.append((package_text, package_defs))
             for key, mac in found.items() if name.endswith(".sty") else ():
@@ -148,11 +163,10 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
         classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
-        theorems=theorems(definitions + body),
+        theorems=theorems(definitions + taken.body),  # declared anywhere, front matter too
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
-        packages=frozenset(p.strip() for group in _USEPACKAGE_RE.findall(preamble) for p in group.split(",")),
         alg_options=preamble,
         scripts=scripts,
     )
@@ -173,7 +187,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     return doc
 
 
-_USEPACKAGE_RE = re.compile(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
+_USEPACKAGE_RE = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 
 
 def _title_text(latex: str, ctx: Context) -> str:
