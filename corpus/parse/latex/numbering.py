@@ -361,7 +361,7 @@ class Numbering:
             self.c.set("equation", 0)
             self.c.the["equation"] = parent + r"\alph{equation}"
             self.c.prefix["equation"] = ""
-        elif name in ("appendix", "appendices"):
+        elif name in ("appendix", "appendices", "subappendices"):  # the appendix package's too
             self._appendix()
         return end
 
