@@ -396,25 +396,64 @@ _SIDE_WORDS = ("supp", "response", "rebuttal", "cover", "letter", "appendix", "r
 
 def strip_comments(text: str) -> str:
     """Remove ``%`` comments as TeX does: a comment also eats its line end and the next
-    line's indentation, except before a blank line (which must stay a paragraph break)."""
+    line's indentation, except before a blank line (which must stay a paragraph break). What TeX
+    reads verbatim keeps its ``%``: ``\\verb|50%|``, verbatim-like environments, ``\\url{..%20..}``."""
     if "%" not in text:
         return text
+    verbatim = _VERBATIM_START_RE if ("\\verb" in text or "\\url" in text or "\\begin" in text) else None
     # A search that starts at each ``%`` instead of one regex with a look-behind tried at every
     # character: ~10x faster on real sources (a 100 kB paper 6 ms -> 0.5 ms), same text.
     out, pos, at = [], 0, text.find("%")
+    skip_to = _verbatim_before(text, 0, at, verbatim) if verbatim else -1
     while at >= 0:
+        if skip_to > at:  # the % is inside verbatim text
+            at = text.find("%", skip_to)
+            skip_to = _verbatim_before(text, skip_to, at, verbatim) if at >= 0 else -1
+            continue
         run = at
         while run > 0 and text[run - 1] == "\\":
             run -= 1
         if (at - run) % 2:  # \% (or \\\%): a percent sign, not a comment
-            at = text.find("%", at + 1)
+            after, at = at + 1, text.find("%", at + 1)
+            skip_to = _verbatim_before(text, after, at, verbatim) if verbatim and at >= 0 else -1
             continue
         m = _COMMENT_RE.match(text, at)
         out.append(text[pos:at])
         pos = m.end()
         at = text.find("%", pos)
+        skip_to = _verbatim_before(text, pos, at, verbatim) if verbatim and at >= 0 else -1
     out.append(text[pos:])
     return "".join(out)
+
+
+_VERBATIM_START_RE = re.compile(
+    r"\\verb\*?(?P<delim>[^A-Za-z\s*])"
+    r"|\\begin\s*\{(?P<env>verbatim\*?|Verbatim\*?|BVerbatim|lstlisting|minted|alltt|spverbatim)\}"
+    r"|\\(?:url|path|nolinkurl|href)\s*\{"
+)
+
+
+def _verbatim_before(text: str, start: int, at: int, pattern: re.Pattern | None) -> int:
+    """Where verbatim text that begins in ``text[start:at]`` ends (a ``%`` before that is a
+    character), else -1."""
+    if pattern is None or at < 0:
+        return -1
+    m = pattern.search(text, start, at)
+    while m is not None:
+        if m.group("delim"):
+            end = text.find(m.group("delim"), m.end())
+            eol = text.find("\n", m.end())
+            end = end + 1 if end >= 0 and (eol < 0 or end < eol) else m.end()
+        elif m.group("env"):
+            close = re.compile(r"\\end\s*\{" + re.escape(m.group("env")) + r"\}").search(text, m.end())
+            end = close.end() if close else m.end()
+        else:
+            close = text.find("}", m.end())
+            end = close + 1 if close >= 0 and "\n" not in text[m.end() : close] else m.end()
+        if end > at:
+            return end
+        m = pattern.search(text, end, at)
+    return -1
 
 
 def read_text(path: Path) -> tuple[str, bool]:

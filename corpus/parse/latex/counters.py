@@ -282,16 +282,6 @@ _APPENDIX = {
 }
 
 
-# classes whose numbering is written out here (class_counters): a copy the e-print ships is not read
-KNOWN_CLASSES = frozenset(
-    "article report book amsart amsbook IEEEtran mnras elsarticle llncs scrartcl scrreprt scrbook memoir".split()
-)
-
-
-def known_class(cls: str) -> bool:
-    return cls in KNOWN_CLASSES or cls.startswith(("revtex", "aastex"))
-
-
 def class_counters(
     cls: str, options: list[str], has_chapters: bool, appendix_sources: list[str] | None = None
 ) -> ClassCounters:

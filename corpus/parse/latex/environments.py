@@ -39,7 +39,6 @@ TABLE_FLOATS = frozenset(
 # the counter each kind of float steps at its caption (algorithm2e's is algocf; both print "Algorithm")
 FLOAT_COUNTER = {"figure": "figure", "table": "table", "algorithm": "algorithm", "listing": "listing"}
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
-DISPLAY_RE = re.compile(r"(?<!\\)\\\[(.*?)(?<!\\)\\\]|(?<!\\)\$\$(.+?)\$\$", re.S)
 ABSTRACT_MARK = "\ue021"  # where an abstract environment was
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
 _LST_OPTION_RE = re.compile(r"(caption|title|label)\s*=\s*(\{(?:[^{}]|\{[^{}]*\})*\}|[^,\]]*)")
@@ -132,6 +131,12 @@ _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\*?\s*\{\s*([^{}]+?)\s*\}")
 _BEGIN_ARG_RE = re.compile(r"\\begin\s*\{([^{}]+)\}\s*\{")
 _COLUMN_SPEC = re.compile(r"[lcrLCRXpmbSJs|@!<>*\d.\s]*[lcrLCRX][lcrLCRXpmbSJs|@!<>*\d.\s]*")
 _KNOWN_ENVS = FIGURE_ENVS | TABLE_ENVS | MATH_ENVS | _DROP_ENVS | _ALGORITHM_ENVS | _LISTING_ENVS | ACK_ENVS
+# Environments the parser reads by name: a paper's own definition of one is not expanded.
+INTERPRETED_ENVS = _KNOWN_ENVS | frozenset(
+    """abstract abstract* document thebibliography references itemize enumerate description appendix
+    appendices subappendices frontmatter mainmatter backmatter minipage center quote quotation verse
+    subequations comment verbatim""".split()
+)
 
 
 def user_environments(definitions: str, body: str) -> dict[str, str]:

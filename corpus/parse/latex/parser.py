@@ -1,12 +1,16 @@
 """LaTeX source -> the S2ORC-style :class:`~corpus.parse.document.StructuredDoc` (``source="latex"``).
 
 pylatexenc turns LaTeX into text at ~120-190 kB/s here, too slow for whole papers, so the
-document is structured first with compiled regexes and a brace matcher, one concern per module:
+document is read by a token front end (TeX's mouth and gullet, as LaTeXML splits them) and then
+structured with compiled regexes and a brace matcher, one concern per module:
 
-1. :mod:`~corpus.parse.latex.recovery`: braces repaired as TeX recovers from them;
-   :mod:`~corpus.parse.latex.macros`: verbatim and dead code dropped, the paper's macros
-   (``\\newcommand``, ``\\def``, xparse's: :mod:`~corpus.parse.latex.xparse`) expanded and its
-   conditionals decided; :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
+1. the front end, read as TeX reads it: :mod:`~corpus.parse.latex.tokens` (verbatim, category
+   codes, tokens), :mod:`~corpus.parse.latex.recovery` (braces repaired as TeX recovers from
+   them), :mod:`~corpus.parse.latex.expand` (the paper's macros, from
+   :mod:`~corpus.parse.latex.definitions`, expanded as token lists; its conditionals decided by
+   :mod:`~corpus.parse.latex.conditionals`; math shifts paired and font switches applied by
+   :mod:`~corpus.parse.latex.modes`), written back as regular LaTeX for the stages below;
+   :mod:`~corpus.parse.latex.glossary`: glossary and acronym references;
 2. :mod:`~corpus.parse.latex.environments`: figures, tables, listings and display equations
    cut out of the body, kept as ``ref_entries`` (FIGREFn, TABREFn, LSTREFn, EQREFn: equations
    numbered by :mod:`~corpus.parse.latex.equations` and anchored in their paragraph by an
@@ -43,18 +47,12 @@ from corpus.parse.document import StructuredDoc
 from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_bibliography
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
-from corpus.parse.latex.counters import (
-    class_counters,
-    document_class,
-    known_class,
-    take_the_definitions,
-    with_options,
-)
-from corpus.parse.latex.environments import DISPLAY_RE, take_out, user_environments
+from corpus.parse.latex.counters import class_counters, document_class, take_the_definitions, with_options
+from corpus.parse.latex.environments import take_out, user_environments
+from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import abstracts, front_line, split_front, title
 from corpus.parse.latex.glossary import glossary
 from corpus.parse.latex.labels import theorems
-from corpus.parse.latex.macros import clean, collect_macros, conditionals, expand_macros, first_argument
 from corpus.parse.latex.numbering import Document, number, strip_marks
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
@@ -83,8 +81,10 @@ __all__ = [
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
 # front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
-# 5: issues 43/44 (counters stepped as LaTeX steps them in one walk: \label takes the current label
-# anywhere, class numbering and appendices, secnumdepth, refs in headings, hyperref/cleveref names)
+# 5: issues 43/44 (a token front end: macros as token lists, conditionals and math shifts as TeX
+# reads them, font switches in groups; counters stepped as LaTeX steps them in one walk: \label
+# takes the current label anywhere, class numbering and appendices, secnumdepth, refs in headings,
+# hyperref and cleveref names; and the parts of a paper where LaTeX puts them)
 PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
@@ -100,37 +100,26 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     from (unbalanced braces, an environment never closed) is repaired as TeX does and
     appended to ``warnings``."""
     names = ref_names(source.text)  # as written: \renewcommand{\sectionautorefname}{Section}, \let
-    text = balance_braces(clean(source.text), warnings)
-    text, the_defs = take_the_definitions(text)  # \renewcommand{\thefigure}: read where it stands
-    macros, text = collect_macros(text)
+    # \renewcommand{\thefigure}: a mark the counter walk reads where it stands (the front end
+    # would make it a definition, its place lost)
+    marked, the_defs = take_the_definitions(source.text)
+    text, environments = expand_source(source.model_copy(update={"text": marked}), INTERPRETED, warnings)
+    text = glossary(text)
     cls, options = document_class(source.text)
     loaded = {
         p.strip(): (o or "").split(",")
         for o, ps in _USEPACKAGE_RE.findall(source.text)
         for p in ps.split(",")
     }
-    scripts = []  # the e-print's own .sty files (and class, where not known): their counters
-    for name, package in source.packages.items():  # the e-print's own .sty files: the paper's macros too
-        if name.endswith(".sty") or (name == cls + ".cls" and not known_class(cls)):
-            given = options if name.endswith(".cls") else [o.strip() for o in loaded.get(name[:-4], [])]
-            package_text = conditionals(
-                with_options(clean(package), given)
-            )  # \if@oneeqnum as the options set it
-            package_text, package_defs = take_the_definitions(package_text)
-            found, package_text = collect_macros(package_text)
-            scripts.append((package_text, package_defs))
-            for key, mac in found.items() if name.endswith(".sty") else ():
-                if key not in INTERPRETED:
-                    macros.setdefault(key, mac)
-    text = glossary(conditionals(expand_macros(text, macros)))
-    text = first_argument(text, "texorpdfstring")
+    scripts = []  # the e-print's own .sty files: their counters (jheppub's \numberwithin)
+    for name, package in source.packages.items():
+        if name.endswith(".sty"):
+            given = [o.strip() for o in loaded.get(name[:-4], [])]
+            scripts.append(take_the_definitions(with_options(package, given)))
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
     body = body[: end.start()] if end else body
-    body = DISPLAY_RE.sub(
-        lambda m: "\\begin{displaymath}" + (m.group(1) or m.group(2) or "") + "\\end{displaymath}", body
-    )
     body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
     items, from_bbl = bibliography(source, body)
@@ -154,7 +143,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         parser_version=PARSER_NAME,
     )
 
-    definitions = "\n".join([preamble, *source.packages.values()])  # the paper's and its own .sty's
+    definitions = "\n".join(
+        [preamble, *environments, *source.packages.values()]
+    )  # the paper's and its .sty's
     taken = take_out(body, user_environments(definitions, body), doc.ref_entries, warnings)
     ctx.equations = {k: e.latex or "" for k, e in doc.ref_entries.items() if e.type == "equation"}
     abstract_latex = abstracts(preamble, taken.body, taken.abstracts)

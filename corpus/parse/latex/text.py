@@ -69,7 +69,7 @@ _SYMBOL_TABLE = {
 _SIMPLE_MATH = re.compile(r"[A-Za-z0-9 +\-=<>,.()|/':;!*′″‴]*")
 _SPECIAL = re.compile(r"[\\${}~`]|--|''")
 _ESCAPES = {
-    "%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "\ue010", "}": "\ue011",
+    "%": "%", "&": "&", "_": "_", "#": "#", "$": "\ue012", "{": "\ue010", "}": "\ue011",
     " ": " ", ",": " ", ";": " ", "!": "", ":": " ", ">": " ", "/": "", "@": "", "-": "",
 }  # fmt: skip
 _ESCAPE_RE = re.compile(r"\\\\\*?(?:\s*\[[^\]]*\])?|\\([%&_#${} ,;!:>/@\-])")
@@ -105,6 +105,9 @@ _SYMBOLS = {
     "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
     "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
     "prime": "′",  # unimathsymbols' (pylatexenc gives an apostrophe)
+    # astronomers' "less/greater than about", drawn from boxes in their macro files (expand.py keeps them)
+    "lsim": "≲", "gsim": "≳", "lta": "≲", "gta": "≳", "simlt": "≲", "simgt": "≳", "lesssim": "≲",
+    "gtrsim": "≳", "la": "≲", "ga": "≳",
 }  # fmt: skip
 # The AAS journal abbreviations (aastex's aas_macros) that astronomy .bbl files use for venues.
 _AAS_JOURNALS = {
@@ -317,7 +320,7 @@ def latex_to_text(chunk: str, stripped: bool = False) -> str:
         return chunk
     if not stripped and "\\" in chunk:
         chunk = strip_arguments(chunk)
-    return _to_text(chunk).replace("\ue010", "{").replace("\ue011", "}")
+    return _to_text(chunk).replace("\ue010", "{").replace("\ue011", "}").replace("\ue012", "$")
 
 
 def _to_text(chunk: str) -> str:
