@@ -5,7 +5,7 @@ bibitem's own label); in NAME-YEAR papers the span is ``Smith et al., 2019`` ins
 ``(...; ...)`` for parenthetical cites and ``Smith et al. (2019)`` for textual ones
 (``\\citet``, ``\\textcite``); ``\\cite`` is textual as in natbib, parenthetical with the
 ACL-family and AAAI styles that redefine it. Unknown keys print ``[?]`` as LaTeX does and
-have ``ref_id=None``. A ref prints its target's number (``??`` when the label is unknown).
+have ``ref_id=None``. Refs are printed by :mod:`corpus.parse.latex.refs`.
 """
 
 from __future__ import annotations
@@ -23,25 +23,6 @@ CITE_CMDS = frozenset(
     supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
     citeasnoun citetalias citepalias""".split()
 )
-# jmlr's reference commands print their object's name ("Figure 1", "Figures 1 and 2")
-_NAMED_REFS = {
-    "figureref": "Figure", "tableref": "Table", "sectionref": "Section", "equationref": "Equation",
-    "appendixref": "Appendix", "algorithmref": "Algorithm", "theoremref": "Theorem", "lemmaref": "Lemma",
-    "corollaryref": "Corollary", "propositionref": "Proposition", "definitionref": "Definition",
-    "remarkref": "Remark", "exampleref": "Example", "conjectureref": "Conjecture", "axiomref": "Axiom",
-    "chapterref": "Chapter", "partref": "Part",
-}  # fmt: skip
-# zref's references (\zref[property]{label}; zref-xr's labels of another document, zref-clever's
-# \zcref) print as the LaTeX ones they stand for
-_ZREFS = {"zref": "ref", "zcref": "cref", "Zcref": "Cref", "zpageref": "pageref"}
-REF_CMDS = (
-    frozenset(
-        "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref proofref".split()
-    )
-    | frozenset(_NAMED_REFS)
-    | frozenset(_ZREFS)
-)
-LIST_REFS = frozenset({"cref", "Cref", "zcref", "Zcref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
 _TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
 _NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
 _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers without brackets
@@ -255,50 +236,6 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
         b.add(", " + _plain(post))
     if paren:
         b.add(")")
-
-
-def _emit_named(b: Builder, name: str, labels: list[str], ctx: Context) -> None:
-    """jmlr's ``\\figureref{a,b}``: "Figures 1 and 2" (one label: "Figure 1", one span)."""
-    targets = [ctx.labels.get(lab) for lab in labels]
-    if len(targets) == 1:
-        t = targets[0]
-        b.span(f"{name} {t.num}" if t else "??", t.ref_id if t else None, b.refs)
-        return
-    b.add(name + "s ")
-    for n, t in enumerate(targets):
-        if n:
-            b.add(" and " if n == len(targets) - 1 else ", ")
-        b.span(t.num if t else "??", t.ref_id if t else None, b.refs)
-
-
-_REF_NAMES = {
-    "figure": ("Figure", "Fig."), "table": ("Table", "Table"), "equation": ("Equation", "Eq."),
-    "section": ("Section", "Section"), "algorithm": ("Algorithm", "Alg."), "item": ("item", "item"),
-}  # fmt: skip
-
-
-def emit_refs(b: Builder, cmd: str, labels: list[str], ctx: Context) -> None:
-    cmd = _ZREFS.get(cmd, cmd)
-    if cmd == "pageref":
-        return
-    if cmd in _NAMED_REFS:
-        _emit_named(b, _NAMED_REFS[cmd], labels, ctx)
-        return
-    for n, label in enumerate(labels):
-        if n:
-            b.add(", ")
-        t = ctx.labels.get(label)
-        if t is None:
-            b.span("??", None, b.refs)
-            continue
-        num = t.num
-        if cmd == "eqref" or (cmd in ("cref",) and t.kind == "equation"):
-            num = f"({num})"
-        if cmd in ("autoref", "Autoref", "Cref", "cref"):  # \vref prints \ref's number (and a page)
-            long, short = _REF_NAMES.get(t.kind, (t.kind, t.kind))
-            name = short if cmd == "cref" else long
-            num = f"{name} {num}".strip()
-        b.span(num, t.ref_id, b.refs)
 
 
 _QUOTE_RE = re.compile(

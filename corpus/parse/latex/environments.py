@@ -6,17 +6,17 @@ a figure or an equation are found from their definitions."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from corpus.parse.document import RefEntry
 from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
-from corpus.parse.latex.equations import EquationNumbers
-from corpus.parse.latex.labels import Target
 from corpus.parse.latex.recovery import paragraph_end
 from corpus.parse.latex.spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
-FIGURE_ENVS = frozenset("figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow".split())
+FIGURE_ENVS = frozenset(
+    "figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow teaserfigure".split()
+)
 TABLE_ENVS = frozenset(
     "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
 )
@@ -45,6 +45,11 @@ ABSTRACT_ENVS = frozenset({"abstract", "abstract*"})  # Optica's template writes
 _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".split())
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
+TABLE_FLOATS = frozenset(
+    "table table* sidewaystable wraptable longtable longtable* deluxetable deluxetable* supertabular".split()
+)
+# the counter each kind of float steps at its caption (algorithm2e's is algocf; both print "Algorithm")
+FLOAT_COUNTER = {"figure": "figure", "table": "table", "algorithm": "algorithm", "listing": "listing"}
 ACK_ENVS = frozenset("acknowledgments acknowledgements acknowledgment acknowledgement acks".split())
 ABSTRACT_MARK = "\ue021"  # where an abstract environment or a front-matter block was: front matter ends there
 _FLOATCONTS_RE = re.compile(r"\\floatconts\s*\{([^{}]*)\}")
@@ -67,6 +72,9 @@ class Region:
     end: int
     name: str
     content: str
+    ref_id: str | None = None  # the ref entry it became
+    kind: str | None = None  # figure, table, algorithm, listing, equation (None: not numbered)
+    options: dict[str, str] = field(default_factory=dict)  # a listing's caption=, label=
 
 
 _FIRST_HEADING_RE = re.compile(r"\\(?:part|chapter|section|subsection)\*?\s*[\[{]")
@@ -274,23 +282,42 @@ class TakenOut:
     abstracts: list[str]  # abstract environments' LaTeX
     acknowledgments: list[str]
     captions: list[tuple[str, str]]  # (ref_id, caption LaTeX), converted once every label is known
+    regions: list[Region] = field(default_factory=list)  # every environment cut out, by its mark
+    equations: list[int] = field(default_factory=list)  # EQREFn -> its index in ``regions``
+
+
+def region_mark(n: int) -> str:
+    """What an environment cut out of the body leaves: a mark naming it, where
+    :mod:`corpus.parse.latex.numbering` steps its counters in document order."""
+    return f"\ue024{n}\ue025"
+
+
+def region_kind(name: str) -> str | None:
+    """What an environment is to LaTeX's counters: a float (its counter's kind), a display
+    equation, or None."""
+    if name in MATH_ENVS:
+        return "equation"
+    if name in FIGURE_ENVS:
+        return "figure"
+    if name in TABLE_FLOATS:
+        return "table"
+    return FLOAT_KIND.get(name)
 
 
 def take_out(
     body: str,
     user_envs: dict[str, str],
     ref_entries: dict[str, RefEntry],
-    labels: dict[str, Target],
     warnings: list[str] | None = None,
 ) -> TakenOut:
     """Cut the environments that leave the body: floats and display equations become ref
-    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered as LaTeX numbers
-    them) with their labels; a display equation leaves a :data:`GAP` (a space, not a break)."""
-    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0}
+    entries (``FIGREFn``, ``TABREFn``, ``ALGREFn``, ``EQREFn``, numbered later, where the
+    walk of :mod:`corpus.parse.latex.numbering` meets their mark); a display equation leaves
+    a :data:`GAP` (a space, not a break), every other one a :func:`region_mark`."""
+    counts = {"figure": 0, "table": 0, "algorithm": 0, "listing": 0, "equation": 0, "float": 0}
     body = _unwrap_twocolumn(body)
-    equations = EquationNumbers(body, labels)
     found = TakenOut("", [], [], [])
-    captions_of = _CaptionsOf(counts, found, ref_entries, labels)
+    captions_of = _CaptionsOf(counts, found, ref_entries)
     out, pos = [], 0
     for reg in environments(body, user_envs, warnings):
         start = reg.start
@@ -305,58 +332,55 @@ def take_out(
         name = reg.name
         if name in ABSTRACT_ENVS or name in FRONT_ENVS:
             found.abstracts.extend(_front_abstracts(reg) if name in FRONT_ENVS else [reg.content])
-            out.append(ABSTRACT_MARK)  # where front matter may end (front.body_start)
+            out.append(ABSTRACT_MARK)  # where front matter may end (front.split_front)
             continue
         if name in ACK_ENVS:
             found.acknowledgments.append(reg.content)
             continue
-        found_labels = [lab.strip() for lab in LABEL_RE.findall(reg.content)]
-        found_labels += [lab.strip() for lab in _FLOATCONTS_RE.findall(reg.content)]  # jmlr
         if name in MATH_ENVS or user_envs.get(name) == "equation":
             n = counts["equation"]
             counts["equation"] += 1
-            ref_id = f"EQREF{n}"
+            reg.ref_id, reg.kind = f"EQREF{n}", "equation"
+            found.equations.append(len(found.regions))
+            found.regions.append(reg)
             out.append(equation_mark(n))  # a space where it stood, never a paragraph break
-            num, numbers = equations.number(reg.start, name, reg.content, ref_id)
-            ref_entries[ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=num)
-            for lab, at in numbers.items():
-                labels[lab] = Target(ref_id, at, "equation")
+            ref_entries[reg.ref_id] = RefEntry(text="", latex=reg.content.strip(), type="equation", num=None)
             continue
+        mark = region_mark(len(found.regions))
+        found.regions.append(reg)
         kind = (
             FLOAT_KIND.get(name)
             or user_envs.get(name)
             or ("figure" if name in FIGURE_ENVS else "table" if name in TABLE_ENVS else None)
         )
+        reg.kind = user_envs.get(name) or region_kind(name)
         if kind is None:
+            out.append(mark)
             continue
         cap = caption(reg.content)
-        lines: list[tuple[str, str]] = []
+        has_labels = (
+            LABEL_RE.search(reg.content) is not None or _FLOATCONTS_RE.search(reg.content) is not None
+        )
         if name == "lstlisting":  # \begin{lstlisting}[caption={...}, label=...] (latex_macros.listings)
             out.append("\n\n")  # not a float: a display between paragraphs
             opts = dict(
                 _LST_OPTION_RE.findall(reg.content.split("]", 1)[0] if reg.content.startswith("[") else "")
             )
-            cap = _unbrace(opts.get("caption", opts.get("title", "")))
-            found_labels = [_unbrace(opts["label"])] if opts.get("label") else []
-            lines = _LINE_LABEL_RE.findall(reg.content)
-            if not cap and not found_labels and not lines:
-                continue
-        if not cap.strip() and not found_labels and name.startswith("tabular"):
+            reg.options = {k: _unbrace(v) for k, v in opts.items()}
+            cap = reg.options.get("caption", reg.options.get("title", ""))
+            has_labels = bool(reg.options.get("label")) or bool(_LINE_LABEL_RE.search(reg.content))
+        out.append(mark)
+        if not cap.strip() and not has_labels and (name == "lstlisting" or name.startswith("tabular")):
             continue
         captions_of.pending = None  # a float's counter stepped: a label after it is the float's
-        counter = name if kind == "float" else kind  # a float the paper declares counts on its own
-        counts[counter] = n = counts.get(counter, 0) + 1
-        ref_id = f"FLOATREF{_floats(counts)}" if kind == "float" else f"{_PREFIX[kind]}{n - 1}"
-        found.captions.append((ref_id, cap))
-        ref_entries[ref_id] = RefEntry(
+        counts[kind] += 1  # a float the paper declares (kind "float") counts on its own, in the walk
+        reg.ref_id = f"{_PREFIX[kind]}{counts[kind] - 1}"
+        found.captions.append((reg.ref_id, cap))
+        ref_entries[reg.ref_id] = RefEntry(
             latex=reg.content.strip() if kind not in ("figure", "listing") else None,
             type=kind if kind in ("figure", "table") else "other",  # type: ignore[arg-type]
-            num=str(n),
+            num=None,
         )
-        for lab in found_labels:
-            labels[lab] = Target(ref_id, str(n), kind)
-        for lab, line in lines:  # a label on a line of code: \ref prints the line's number
-            labels[lab] = Target(ref_id, line, "line")
     out.append(captions_of.gap(body[pos:]))
     found.body = "".join(out)
     return found
@@ -383,33 +407,33 @@ def _unwrap_twocolumn(body: str) -> str:
     return "".join(out)
 
 
-def _floats(counts: dict[str, int]) -> int:
-    """How many floats the paper declares came before (their ids, FLOATREFn, run over all)."""
-    counts["\0floats"] = n = counts.get("\0floats", -1) + 1
-    return n
-
-
 _CAPTIONOF_RE = re.compile(r"\\captionof\*?\s*\{\s*([A-Za-z]+)\s*\}")
 # the text up to a \label, with no blank line and no other caption before it
 _PENDING_LABEL_RE = re.compile(
     r"(?:(?!\n[ \t]*\n)[^\\]|\\(?!label\b|captionof\b))*?(?P<cmd>\\label\s*\{(?P<label>[^{}]*)\})"
 )
-_PREFIX = {"figure": "FIGREF", "table": "TABREF", "algorithm": "ALGREF", "listing": "LSTREF"}
+_PREFIX = {
+    "figure": "FIGREF",
+    "table": "TABREF",
+    "algorithm": "ALGREF",
+    "listing": "LSTREF",
+    "float": "FLOATREF",
+}
 
 
 @dataclass
 class _CaptionsOf:
     """``\\captionof{table}{...}`` (caption's captions set in a minipage or a centred block,
-    outside any float): each is a caption, numbered with the floats of its kind, never body
-    text ("tableBoth strategies..."). Its label is the next ``\\label`` before a blank line or
-    another caption, wherever it stands (after the tabular it captions: LaTeX's \\label takes
-    the last counter stepped)."""
+    outside any float): each is a caption, never body text ("tableBoth strategies..."), cut
+    out as a float of its kind with that caption (a :func:`region_mark` where it stood, numbered
+    by the walk with the floats of its kind). Its label is the next ``\\label`` before a blank
+    line or another caption, wherever it stands (after the tabular it captions: LaTeX's
+    \\label takes the last counter stepped)."""
 
     counts: dict[str, int]
     found: TakenOut
     ref_entries: dict[str, RefEntry]
-    labels: dict[str, Target]
-    pending: Target | None = None
+    pending: Region | None = None
 
     def gap(self, text: str) -> str:
         """``text`` (body between two regions) without its captions and their labels."""
@@ -418,7 +442,7 @@ class _CaptionsOf:
         out, pos = [], 0
         for m in _CAPTIONOF_RE.finditer(text):
             kind = FLOAT_KIND.get(m.group(1), m.group(1))
-            if m.start() < pos or kind not in _PREFIX:
+            if m.start() < pos or kind not in FLOAT_COUNTER:
                 continue
             _, i = read_optional(text, m.end())
             try:
@@ -429,21 +453,23 @@ class _CaptionsOf:
                 continue
             out.append(self._label(text[pos : m.start()]))
             self.counts[kind] += 1
-            ref_id = f"{_PREFIX[kind]}{self.counts[kind] - 1}"
-            self.found.captions.append((ref_id, LABEL_RE.sub("", cap)))
-            self.ref_entries[ref_id] = RefEntry(
-                type=kind if kind in ("figure", "table") else "other", num=str(self.counts[kind])
+            reg = Region(
+                m.start(), i, kind, f"\\caption{{{cap}}}", f"{_PREFIX[kind]}{self.counts[kind] - 1}", kind
+            )
+            self.found.captions.append((reg.ref_id, LABEL_RE.sub("", cap)))
+            self.ref_entries[reg.ref_id] = RefEntry(
+                type=kind if kind in ("figure", "table") else "other", num=None
             )  # type: ignore[arg-type]
-            self.pending = Target(ref_id, str(self.counts[kind]), kind)
-            for lab in LABEL_RE.findall(cap):
-                self.labels[lab.strip()] = self.pending
-                self.pending = None
+            out.append(region_mark(len(self.found.regions)))
+            self.found.regions.append(reg)
+            self.pending = None if LABEL_RE.search(cap) else reg
             pos = i
         out.append(self._label(text[pos:]))
         return "".join(out)
 
     def _label(self, text: str) -> str:
-        """``text`` without the label of the caption before it, when it holds one before a blank line."""
+        """``text`` without the label of the caption before it, when it holds one before a blank
+        line (the label goes to the caption's region, where the walk gives it the number)."""
         if self.pending is None:
             return text
         m = _PENDING_LABEL_RE.match(text)
@@ -451,6 +477,6 @@ class _CaptionsOf:
             if _BLANK_LINE_RE.search(text):
                 self.pending = None
             return text
-        self.labels[m.group("label").strip()] = self.pending
+        self.pending.content += m.group("cmd")
         self.pending = None
         return text[: m.start("cmd")] + text[m.end() :]

@@ -123,18 +123,19 @@ def _sized_text(body: str, i: int) -> str:
     return body[i : line.start() if line else limit]
 
 
-def front_matter(preamble: str, body: str, environments: list[str]) -> tuple[list[str], str]:
+def front_matter(preamble: str, body: str, environments: list[str]) -> tuple[list[str], str, str]:
     """The abstract's LaTeX (:func:`abstracts`; else the text under a first heading "Abstract",
     as PLOS's template writes it, or after a line or run-in label "Abstract" before the first
-    heading, as hand-made title pages do) and the body without its front matter
-    (:func:`body_start`)."""
+    heading, as hand-made title pages do), the front matter and the body without it
+    (:func:`split_front`)."""
     chunks = abstracts(preamble, body, environments)
     if not chunks:
         chunk, body = _abstract_heading(body)
         if chunk is None:
             chunk, body = _abstract_label(body)
         chunks = [chunk] if chunk and chunk.strip() else []
-    return chunks, body_start(_book_front(body))
+    front, body = split_front(_book_front(body))
+    return chunks, front, body
 
 
 _MAINMATTER_RE = re.compile(r"\\mainmatter(?![A-Za-z])")
@@ -208,25 +209,30 @@ def _abstract_heading(body: str) -> tuple[str | None, str]:
     return None, body
 
 
-def body_start(body: str) -> str:
-    """The body without its front matter: what precedes ``\\maketitle`` when no heading comes
+def split_front(body: str) -> tuple[str, str]:
+    """The front matter and the body: what precedes ``\\maketitle`` when no heading comes
     before it; without ``\\maketitle`` (iopart and AGU print the title where it is given),
     what precedes the abstract (or a front-matter block: :data:`ABSTRACT_MARK`), else a
     hand-made title block (:func:`_title_block`); then, before the first heading, pages of
     front matter (a title page, a thesis's copyright and committee pages) and author-credit
-    notes."""
+    notes. The front (what precedes the body, and the front pages) is still walked for its
+    counters (acmart's teaser figure)."""
     heading = HEADING_RE.search(body)
     first = heading.start() if heading else len(body)
     mt = _MAKETITLE_RE.search(body)
+    cut = 0
     if mt and mt.start() < first:  # and a block set by hand after it (a date line, a dedication)
-        body = body[mt.end() :]
-        body = body[_title_block(body, _first_titled_heading(body), spacing=False) :]
+        rest = body[mt.end() :]
+        cut = mt.end() + _title_block(rest, _first_titled_heading(rest), spacing=False)
     elif mt is None:
         abstract = body.rfind(ABSTRACT_MARK, 0, first)
-        body = body[abstract + 1 :] if abstract >= 0 else body[_title_block(body, first) :]
+        cut = abstract + 1 if abstract >= 0 else _title_block(body, first)
+    front, body = body[:cut], body[cut:]
     body = body.replace(ABSTRACT_MARK, "")
     first = _first_titled_heading(body)
-    return _credit_notes(_front_pages(body[:first])) + body[first:]
+    pages = _front_pages(body[:first])
+    front += body[: first - len(pages)]
+    return front, _credit_notes(pages) + body[first:]
 
 
 def _first_titled_heading(body: str) -> int:

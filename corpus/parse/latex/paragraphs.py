@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
 from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
-from corpus.parse.latex.cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
+from corpus.parse.latex.cites import CITE_CMDS, cite_keys, emit_cites
 from corpus.parse.latex.commands import ARGUMENTS, environment_arguments, strip_arguments
 from corpus.parse.latex.environments import MATH_ONLY_ENVS
+from corpus.parse.latex.refs import LIST_REFS, OWN_REFS, REF_CMDS, emit_refs
 from corpus.parse.latex.spans import Builder, Context
 from corpus.parse.latex.text import latex_to_text
 
@@ -22,7 +23,7 @@ _HANDLED_RE = re.compile(
     r"\\(" + control_words(CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS) + r")(?![A-Za-z])(\*?)"
 )
 # commands the parser reads itself: an e-print's .sty must not redefine them
-INTERPRETED = CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
+INTERPRETED = CITE_CMDS | OWN_REFS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
 _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
 # every environment but those that live in math (what take_out left of them is inline math)
@@ -52,7 +53,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                 groups, end = cite_keys(latex, end, cmd.endswith("cites"))
                 emit_cites(b, cmd, groups, ctx)
             elif cmd in REF_CMDS:
-                if cmd == "crefrange":
+                if cmd in ("crefrange", "Crefrange"):
                     a, end = read_group(latex, end)
                     c, end = read_group(latex, end)
                     emit_refs(b, "ref", [a or "", c or ""], ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from corpus.parse.document import EqSpan, Paragraph, Span
 from corpus.parse.latex.bib.item import _Item
@@ -36,6 +37,7 @@ class Context:
     equations: dict[str, str] = field(default_factory=dict)  # EQREFn -> its LaTeX
     orphan_eqs: list[EqSpan] = field(default_factory=list)  # equations no paragraph has taken yet
     held_notes: dict[str, str] = field(default_factory=dict)  # footnote texts set aside, by key
+    ref_names: Any = None  # the names refs print (corpus.parse.latex.refs.RefNames)
 
 
 class Builder:
