@@ -1,6 +1,8 @@
-"""The paper's bibliography as LaTeX prints it: from an inline ``thebibliography``, its .bbl, an
-AAS ``references`` list or, with none of those, the entries of its .bib files that it cites
-(all of them after ``\\nocite{*}``). .bbl entries without a title take it from the .bib."""
+"""The paper's bibliography as LaTeX prints it: every list it prints, in the order it prints
+them: each inline ``thebibliography``, and at each ``\\bibliography{...}`` (or biblatex's
+``\\printbibliography``) its .bbl or, without one, the entries of its .bib files that it cites
+(all of them after ``\\nocite{*}``); with neither, an AAS ``references`` list, the .bbl or the
+.bib. .bbl entries without a title take it from the .bib."""
 
 from __future__ import annotations
 
@@ -14,40 +16,90 @@ from corpus.parse.latex.bib.item import _Item
 from corpus.parse.latex.bib.names import _bib_short
 from corpus.parse.latex.cites import cited_keys
 
+# The places a list is printed: an inline thebibliography, or BibTeX's / biblatex's list
+_LIST_RE = re.compile(
+    r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)"
+    r"|\\bibliography\s*\{[^{}]*\}|\\printbibliography(?![A-Za-z])",
+    re.S,
+)
+
 
 def bibliography(source: LatexSource, body: str) -> tuple[list[_Item], bool]:
     """The paper's bibliography items and whether they came from a .bbl / thebibliography
-    (True) or from .bib files (False). .bbl entries missing a title or identifiers (the
-    AAS and REVTeX styles print no article titles) take them from the .bib entry of the
-    same key when the e-print has one."""
-    inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
-    refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
+    (True) or from .bib files only (False). A paper may print several lists (a hand-written
+    ``thebibliography`` beside its ``\\bibliography{refs}``): each is read where it is printed,
+    numbered from 1 as LaTeX numbers each list, and a key LaTeX has already seen is not read
+    twice. .bbl entries missing a title or identifiers (the AAS and REVTeX styles print no
+    article titles) take them from the .bib entry of the same key when the e-print has one."""
+    places = list(_LIST_RE.finditer(body))
+    inline = [m for m in places if m.group().startswith("\\begin")]
     if inline:
-        items = _bibitems(inline.group(0))
-    elif source.bbl and source.bbl.strip():
-        items = _items_from(source.bbl)
-    elif refs:
+        items: list[_Item] = []
+        from_bbl = True
+        bbl_read = False
+        for m in places:
+            if m.group().startswith("\\begin"):
+                part = _bibitems(m.group())
+            elif bbl_read:
+                continue  # the .bbl prints where its first \bibliography is
+            else:
+                bbl_read = True
+                part, from_bbl_part = _printed_list(source, body)
+                from_bbl = from_bbl and from_bbl_part
+            _append_list(items, part)
+        return _titled(source, items), from_bbl
+    refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
+    if not (source.bbl and source.bbl.strip()) and refs:
         return _references_env(refs.group(1)), True
-    elif source.bib:
-        every = re.search(r"\\nocite\s*\{\s*\*\s*\}", body)
-        cited = cited_keys(body)
-        fields = bib_fields(source.bib, None if every else set(cited))
-        items = []
-        cited_lower = {c.lower() for c in cited}
-        seen: set[str] = set()  # keys match whatever their case, as BibTeX matches them
-        for key in cited + ([k for k in fields if k not in cited_lower] if every else []):
-            f = fields.get(key.lower())
-            if f is not None and key.lower() not in seen:
-                seen.add(key.lower())
-                entry = _entry_from_bib(f, len(items))
-                items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
-        return items, False
-    else:
+    items, from_bbl = _printed_list(source, body)
+    return (_titled(source, items) if from_bbl else items), from_bbl
+
+
+def _printed_list(source: LatexSource, body: str) -> tuple[list[_Item], bool]:
+    """What ``\\bibliography{...}`` prints: the .bbl, else the cited entries of the .bib files."""
+    if source.bbl and source.bbl.strip():
+        return _items_from(source.bbl), True
+    if not source.bib:
         return [], True
+    every = re.search(r"\\nocite\s*\{\s*\*\s*\}", body)
+    cited = cited_keys(body)
+    fields = bib_fields(source.bib, None if every else set(cited))
+    items = []
+    cited_lower = {c.lower() for c in cited}
+    seen: set[str] = set()  # keys match whatever their case, as BibTeX matches them
+    for key in cited + ([k for k in fields if k not in cited_lower] if every else []):
+        f = fields.get(key.lower())
+        if f is not None and key.lower() not in seen:
+            seen.add(key.lower())
+            entry = _entry_from_bib(f, len(items))
+            items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
+    return items, False
+
+
+def _append_list(items: list[_Item], part: list[_Item]) -> None:
+    """Add one printed list to ``items``: entries renumbered after those already there (their
+    ids stay unique), a list after the first printing its own numbers from 1, and keys already
+    defined left out (the paper's one entry for the key is the first)."""
+    first = not items
+    seen = {it.key.lower() for it in items}
+    position = 0
+    for it in part:
+        if it.key.lower() in seen:
+            continue
+        seen.add(it.key.lower())
+        position += 1
+        n = len(items)
+        it.entry.ref_id, it.entry.num = f"BIBREF{n}", n
+        if not first and it.label is None:
+            it.label = str(position)  # each thebibliography list counts from 1
+        items.append(it)
+
+
+def _titled(source: LatexSource, items: list[_Item]) -> list[_Item]:
     untitled = {it.key for it in items if not it.entry.title}
     if source.bib and untitled:
         fill_from_bib(items, bib_fields(source.bib, untitled))
-    return items, True
+    return items
 
 
 def bib_fields(texts: list[str], keys: set[str] | None = None) -> dict[str, dict[str, str]]:
