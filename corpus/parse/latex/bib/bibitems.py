@@ -9,8 +9,8 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex.bib.item import _YEAR_RE, _ids, _Item, clean_title, volume_of
-from corpus.parse.latex.bib.names import _AUTHOR_LIST_RE, _ET_AL, _NAME_RE, _split_authors
+from corpus.parse.latex.bib.item import _YEAR_RE, _ids, _Item, clean_title, volume_of, year_in
+from corpus.parse.latex.bib.names import _AUTHOR_LIST_RE, _ET_AL, _FULL_LIST_RE, _NAME_RE, _split_authors
 from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex.text import _HREF_RE, _URL_RE, plain_field
 
@@ -19,8 +19,8 @@ _BIBEND_RE = re.compile(r"\\end\s*\{thebibliography\}")
 _NEWBLOCK_RE = re.compile(r"\\newblock(?![A-Za-z])")
 _NATBIB_LABEL = re.compile(r"^(?P<short>.*?)\((?P<year>[^()]*)\)(?P<long>.*)$", re.S)
 _ITALIC_RE = re.compile(r"\{\\(?:em|it|sl)(?![A-Za-z])\s*|\\(?:emph|textit|textsl)\s*\{")
-_QUOTED_RE = re.compile(r"``(.+?)(?:,)?''", re.S)
-_QUOTED_TITLE_RE = re.compile(r"``[^`']+[,.]''")
+_QUOTED_RE = re.compile(r"``(.+?),?''|\u201c(.+?),?\u201d", re.S)
+_QUOTED_TITLE_RE = re.compile(r"(?:``|\u201c)[^`'\u201c\u201d]+[,.](?:''|\u201d)")
 
 
 def _first_italic(latex: str) -> tuple[str, int, int] | None:
@@ -54,6 +54,23 @@ _LINK_BLOCK_RE = re.compile(r"\s*(?:URL\b|https?:|doi\b|Available)", re.I)  # a 
 _BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
 
 
+# VTeX's structured markup (imsart, imsart-nameyear.bst and the IMS journals' final versions):
+# ``\begin{barticle}[vtex] \bauthor{\bsnm{Solomon},~\bfnm{Fred}\binits{F.}} (\byear{1975}).
+# \btitle{...}. \bjournal{...} \bvolume{3} \bpages{1--31}. \end{barticle}``: one command a field
+_VTEX_GATE = re.compile(
+    r"\\(?:bauthor|btitle|bjournal|bbooktitle)\s*\{|\\begin\s*\{b(?:article|book|inbook|incollection|inproceedings|proceedings|techreport|manual|mastersthesis|phdthesis|booklet|unpublished|misc|otherref)\}"
+)
+_VTEX_FIELD_RE = re.compile(
+    r"\\b(author|editor|title|journal|booktitle|series|volume|number|issue|pages|year|publisher|address|"
+    r"location|doi|url|note|howpublished|school|institution|organization|edition|chapter|eprint|arxiv|id)\s*\{"
+)
+_VTEX_NOISE_RE = re.compile(
+    r"\\OrigBibText(?![A-Za-z]).*?\\endOrigBibText(?![A-Za-z])"  # the text before VTeX's markup: prints nothing
+    r"|\\(?:begin|end)\s*\{b[a-z]+\}(?:\s*\[[^\]]*\])?|\\endbibitem(?![A-Za-z])|\\bptok\s*\{[^{}]*\}"
+    r"|\\b(?:mrnumber|isbn|issn|id|fnm)\s*\{[^{}]*\}",  # imsart prints the initials, never \bfnm
+    re.S,
+)
+_VTEX_ID_DOI = re.compile(r"\bdoi\s*=\s*\{?([^,{}\s]+)")
 _MN_DOI_RE = re.compile(r"\\mn@doi\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 _MN_EPRINT_RE = re.compile(r"\\(?:mn@)?eprint\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
@@ -68,6 +85,8 @@ def _clean_bbl(body: str) -> str:
         body += "".join(f" \\doi{{{d}}}" for d in dois)  # after the venue and pages: found, not in the way
     if "\\bib" in body or "\\Bibitem" in body or "@noop" in body or "\\show" in body or "\\select" in body:
         body = _BBL_NOISE_RE.sub("", body)
+    if "\\b" in body and _VTEX_GATE.search(body):
+        body = _VTEX_NOISE_RE.sub("", body)
     if "\\Eprint" in body:
         body = _EPRINT_CMD_RE.sub("", body)
     if "\\natexlab" in body:
@@ -79,7 +98,7 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort):
     ``\\bibinfo{field}{value}`` markup when the style writes it, else the layout."""
     body = body.strip()
-    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body:
+    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body or _VTEX_GATE.search(body):
         return _entry_from_fields(body, idx, label_year)
     body = _clean_bbl(body)
     raw = plain_field(_NEWBLOCK_RE.sub(" ", body))
@@ -87,8 +106,8 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     if parts is None:
         parts = _by_layout(_URL_RE.sub("", _HREF_RE.sub("", _NEWBLOCK_RE.sub(" ", body))))
     authors_latex, title, venue = parts
-    ym = re.search(r"\d{4}", label_year or "") or _YEAR_RE.search(_URL_RE.sub("", _HREF_RE.sub("", body)))
-    year = int(ym.group(0)) if ym else None
+    ym = re.search(r"\d{4}", label_year or "")
+    year = int(ym.group(0)) if ym else year_in(plain_field(_URL_RE.sub("", _HREF_RE.sub("", body))))
     return BibEntry(
         ref_id=f"BIBREF{idx}",
         title=clean_title(title),
@@ -120,7 +139,7 @@ def _by_blocks(body: str) -> tuple[str, str, str] | None:
             return blocks[0][: it[1]], title.strip(" .,"), venue
     for k in range(1, len(blocks)):
         title = plain_field(blocks[k])
-        if not _is_title(title):
+        if not _is_title(title) or _IN_VENUE.match(blocks[k]) or _is_journal_block(blocks[k]):
             continue
         venue = ""
         if k + 1 < len(blocks) and not _LINK_BLOCK_RE.match(plain_field(blocks[k + 1])):
@@ -128,6 +147,24 @@ def _by_blocks(body: str) -> tuple[str, str, str] | None:
             venue = re.sub(r"^In\s+", "", plain_field(it[0] if it else blocks[k + 1]).strip(" .,"))
         return " ".join(blocks[:k]), title.strip(" .,"), venue
     return None
+
+
+# a block or piece that names where the work appeared, not what it is called: "In {\em Proc. ...}",
+# "In Proceedings of ...", "In: 2019 IEEE ..." (a title may open with "In": "In defense of ...")
+_IN_VENUE = re.compile(
+    r"\s*[Ii]n:?\s+(?:\{?\\(?:em|emph|textit|it|sl)(?![A-Za-z])|Proc\b|Proceedings\b|Advances\b|Workshops?\b|"
+    r"Conference\b|Symposium\b|International\b|Annual\b|the\s+(?:\d|Proc|[Ff]irst|[Ss]econd|[Tt]hird)|\d{4}\b)"
+)
+
+
+_IN_BEFORE = re.compile(r"(?:^|(?<=[\s,.]))[Ii]n:?\s*$")
+
+
+def _is_journal_block(block: str) -> bool:
+    """A ``\\newblock`` that is a journal and its volume: an italic, then a number ("{\\em J.
+    Fluid Mech.}, 12(3):1--10, 2019"), what natbib prints for an article without a title."""
+    it = _first_italic(block)
+    return bool(it and not block[: it[1]].strip() and _VOLUME_NEXT.match(block, it[2]))
 
 
 def _by_layout(flat: str) -> tuple[str, str, str]:
@@ -140,12 +177,22 @@ def _by_layout(flat: str) -> tuple[str, str, str]:
         rest = flat[q.end() :]
         it = _first_italic(rest)
         venue = plain_field(it[0] if it else re.split(r"\{\\bf|\\textbf|\(|\d", rest, maxsplit=1)[0])
-        return flat[: q.start()], plain_field(q.group(1)).strip(" .,"), venue.strip(" .,")
+        return flat[: q.start()], plain_field(q.group(1) or q.group(2)).strip(" .,"), venue.strip(" .,")
     it = _first_italic(flat)
+    if (
+        it and it[1] > 0 and _IN_BEFORE.search(flat, 0, it[1])
+    ):  # "L. Prandtl, in {\em Verhandlungen ...}": a venue
+        italic = plain_field(it[0]).strip(" .,")
+        head = _IN_BEFORE.sub("", flat[: it[1]])
+        before = _after_author_list(plain_field(head), italic)
+        return (before[0], before[1], italic) if before is not None else (head, "", italic)
     if it and it[1] > 0 and not _VOLUME_NEXT.match(flat, it[2]):
         title = plain_field(it[0])
         n_words = len(title.split())
         if n_words >= 3 or (n_words == 2 and _WORDS_BEFORE_NUMBER.match(flat, it[2])):
+            before = _after_author_list(plain_field(flat[: it[1]]), title.strip(" .,"))
+            if before is not None and before[1] and _is_title(before[1]):
+                return before  # "Brown, T., et al. (2020). Language models .... \textit{Advances in ...}": the venue
             venue = plain_field(re.split(r"\{\\bf|\\textbf|\(|\d", flat[it[2] :], maxsplit=1)[0]).strip(" .,")
             return flat[: it[1]], title.strip(" .,"), re.sub(r"^(?:in|In)\s+", "", venue)
     return _by_sentences(flat, it)
@@ -196,7 +243,9 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     optional year, then the title and the venue; a reference whose first piece is followed by
     its volume ("Kasen D., ..., 2017, Nature, 551, 80": MNRAS and AAS print no titles) has a
     venue and no title. None when the reference does not open with such a list."""
-    m = _AUTHOR_LIST_RE.match(plain)
+    m, full = _AUTHOR_LIST_RE.match(plain), _FULL_LIST_RE.match(plain)
+    if full is not None and (m is None or full.end() > m.end()):  # "Gordon D. Plotkin and John Power."
+        m = full
     if m is None:
         return None
     authors, rest = plain[: m.end()], plain[m.end() :]
@@ -204,40 +253,65 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
         return None
     comma_style = rest.lstrip()[:1] == ","
     year = _YEAR_AFTER_NAMES.match(rest)
+    # "Kasen D., 2017, Nature, 551, 80" (MNRAS, AAS): the year, a comma, the venue and no title;
+    # "Smith, J. (2019). Title." and "Radford, A.; ...; and Sutskever, I. 2018. Title." (APA, AAAI): a title
+    no_title_style = comma_style or bool(year and year.group().rstrip()[-1:] == ",")
     rest = rest[year.end() :] if year else rest.lstrip(" ,.:;")
     if not rest:
         return authors, "", venue
-    proceedings = _IN_SERIES_RE.match(rest) if year and not venue else None
+    quoted = _PLAIN_QUOTE_RE.match(rest)
+    if quoted:  # “Title,” venue
+        tail = rest[quoted.end() :].lstrip(" ,.;:")
+        tail = re.sub(r"^[Ii]n:?\s+", "", tail)
+        return (
+            authors,
+            quoted["title"].strip(" ,."),
+            venue or re.split(r",|\s\d|\(", tail, maxsplit=1)[0].strip(" ."),
+        )
+    in_venue = _IN_VENUE.match(rest) or re.match(
+        r"in:?\s+[A-Z\d]", rest
+    )  # "L. Prandtl, in Verhandlungen ..."
+    proceedings = _IN_SERIES_RE.match(rest) if not venue and (year or in_venue) else None
     if proceedings:  # AAS: "2014, in ASP Conference Series, Vol. 485, ...": a venue, no title
         return authors, "", proceedings.group(1).strip(" .,")
     published = _PUBLISHER_RE.match(rest) if not venue else None
     if published:  # "Deep Learning (MIT Press, 2016).": the title, then its publisher and year
         return authors, published["title"], published["publisher"].split(",")[0].strip()
     comma = rest.find(", ")
-    if (comma_style or year) and comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not venue:
+    if no_title_style and comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not venue:
         return authors, "", rest[:comma].strip(" .,")  # "2017, Phys. Rev. Lett., 119, 1": no title
     stops = [len(rest)] + [
         s.end() - len(s.group()) for s in _SENTENCE_END.finditer(rest) if _sentence_end(rest, s)
     ][:1]
-    if (comma_style or year) and comma >= 0:
+    if (comma_style or year) and comma >= 0 and (no_title_style or comma < min(stops)):
         stops.append(comma)
     end = min(stops)
     first, tail = rest[:end].strip(" .,"), rest[end:].lstrip(" .,;:")
     if not first:
         return authors, "", venue
-    if (not tail or tail[:1].isdigit()) and not venue:  # "2017, Nature, 551, 80": a venue, no title
-        return authors, "", re.split(r"[,(]|\s\d", first, maxsplit=1)[0].strip(" .,")
+    if (not tail or tail[:1].isdigit()) and not venue:
+        head = re.split(r"[,;(]|\s\d", first, maxsplit=1)[0].strip(" .,")
+        if no_title_style or len(head.split()) < 3 or not _is_title(head):  # "2017, Nature, 551, 80"
+            return authors, "", head
+        return (
+            authors,
+            head,
+            first[len(head) :].strip(" .,;"),
+        )  # ACS: "Szabo, A. Modern Quantum Chemistry, 1st ed."
     if not _is_title(first) and not venue:
         return authors, "", first
     if not venue:
-        venue = re.split(r"[,(]|\d", tail, maxsplit=1)[0].strip(" .,")
-    return authors, re.sub(r"\s+In$", "", first), venue
+        venue = re.split(r"[,(]|\d", re.sub(r"^[Ii]n:?\s+", "", tail), maxsplit=1)[0].strip(" .,")
+    return authors, _SERIES_TAIL.sub("", re.sub(r"\s+In$", "", first)), venue
 
 
 _SENTENCE_END = re.compile(r"\.\s+(?=[^\s,;:)\]])")
+_PLAIN_QUOTE_RE = re.compile(r"\s*(?:\u201c|\")(?P<title>[^\u201c\u201d\"]{4,400}?)[,.]?\s*(?:\u201d|\")")
+# what a book's title carries after it: "Grid homology ..., volume 208 of Mathematical Surveys", ", vol. 3"
+_SERIES_TAIL = re.compile(r",\s*(?:vol(?:ume)?\.?\s*\d+\b.*|\d+(?:st|nd|rd|th)\s+ed(?:ition|\.)?.*)$", re.I)
 _IN_SERIES_RE = re.compile(r"[Ii]n\s+(.+?)(?=,\s*(?:[Vv]ol\b|eds?\.|\d)|\s*\(|$)")
 _PUBLISHER_RE = re.compile(
-    r"(?P<title>[^()]{4,300}?)\s*\((?P<publisher>[^()\d]{2,200}?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*\.?\s*$"
+    r"(?P<title>[^()]{4,300}?)\s*\((?P<publisher>[^()\d]{2,200}?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*(?:[.,;]|\s|$)"
 )
 
 
@@ -272,6 +346,8 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
         end = match_brace(body, m.end() - 1)
         if end > 0:
             fields.setdefault("articletitle", []).append(body[m.end() : end - 1])
+    if not fields and _VTEX_GATE.search(body):
+        _vtex_fields(body, fields)
 
     def one(*names: str) -> str:
         for name in names:
@@ -287,7 +363,7 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
         authors = _split_authors(plain_field(_clean_bbl(" and ".join(fields["@author"]))))
     clean = _clean_bbl(body)
     raw = plain_field(_NEWBLOCK_RE.sub(" ", clean))
-    ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year")) or _YEAR_RE.search(raw)
+    ym = re.search(r"\d{4}", label_year or "") or re.search(r"\d{4}", one("year"))
     title = clean_title(
         one("articletitle", "title") or (one("booktitle") if not fields.get("journal") else "")
     )
@@ -307,7 +383,7 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
         ref_id=f"BIBREF{idx}",
         title=title,
         authors=authors,
-        year=int(ym.group(0)) if ym else None,
+        year=int(ym.group(0)) if ym else year_in(raw),
         venue=venue[:300],
         volume=one("volume"),
         issue=one("number", "issue"),
@@ -318,9 +394,41 @@ def _entry_from_fields(body: str, idx: int, label_year: str) -> BibEntry:
     )
 
 
+def _vtex_fields(body: str, fields: dict[str, list[str]]) -> None:
+    """VTeX's ``\\bfield{value}`` commands into ``fields`` (``\\barxiv`` as eprint, the DOI of
+    ``\\bid{doi=...}``), what ``\\OrigBibText`` holds left out."""
+    body = re.sub(r"\\OrigBibText(?![A-Za-z]).*?\\endOrigBibText(?![A-Za-z])", "", body, flags=re.S)
+    for m in _VTEX_FIELD_RE.finditer(body):
+        end = match_brace(body, m.end() - 1)
+        if end < 0:
+            continue
+        name, value = m.group(1), body[m.end() : end - 1]
+        if name == "id":
+            doi = _VTEX_ID_DOI.search(value)
+            if doi:
+                fields.setdefault("doi", []).append(doi.group(1))
+            continue
+        fields.setdefault("eprint" if name == "arxiv" else name, []).append(value)
+
+
+def _vtex_group(latex: str, name: str) -> str:
+    """The text of the first ``\\<name>{...}`` in ``latex``, or ""."""
+    m = re.search(r"\\" + name + r"\s*\{", latex)
+    end = match_brace(latex, m.end() - 1) if m else -1
+    return plain_field(latex[m.end() : end - 1]).strip() if m and end > 0 else ""
+
+
 def _bbl_person(latex: str) -> Author | None:
     """One ``\\bibinfo{author}`` value: ``\\bibfnamefont{J.~S.}\\ \\bibnamefont{Bell}``,
     ``Sendner, C.`` or ``Mart{\\'\\i}n Abadi``; None for "et al." and the like."""
+    if "\\bsnm" in latex:  # VTeX: \bparticle{van}~\bsnm{Last},~\bfnm{First}\binits{F.}\bsuffix{Jr}
+        last = " ".join(p for p in (_vtex_group(latex, "bparticle"), _vtex_group(latex, "bsnm")) if p)
+        given = (_vtex_group(latex, "bfnm") or _vtex_group(latex, "binits")).split()
+        if not last or last.lower() == "others":
+            return None
+        return Author(
+            first=given[0] if given else "", middle=given[1:], last=last, suffix=_vtex_group(latex, "bsuffix")
+        )
     m = re.search(r"\\bibnamefont\s*\{", latex)
     if m:
         end = match_brace(latex, m.end() - 1)

@@ -20,6 +20,22 @@ _ARXIV_RES = (
     re.compile(r"\\eprint\s*\{([^{}]+)\}"),
 )
 _YEAR_RE = re.compile(r"(?<![\d/.])(1[89]\d\d|20\d\d)(?![\d/])")
+# a year, not a page ("1945–1954", "38(5):2023"), an arXiv id ("1908.02289") or a date ("2022-09-11")
+_YEAR_CANDIDATE = re.compile(
+    r"(?<![\d/.:\-\u2013\u2014])(1[89]\d\d|20\d\d)(?![\d/]|\.\d|\s*[\-\u2013\u2014]+\s*\d)"
+)
+_CLOSES_YEAR = re.compile(r"[a-z]?\)")
+
+
+def year_in(text: str) -> int | None:
+    """The year a reference prints: the first one in parentheses ("(2012)", "(1979a)", "(Oct.
+    2020)"), else the first one that is no page, id or date."""
+    first = None
+    for m in _YEAR_CANDIDATE.finditer(text):
+        if _CLOSES_YEAR.match(text, m.end()):
+            return int(m.group(1))
+        first = first or m
+    return int(first.group(1)) if first else None
 
 
 @dataclass
