@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import DATA
+
 from corpus.ingest.eprint import assemble_source
 from corpus.parse.latex import parse_latex
 
@@ -18,7 +20,7 @@ _BIB = "\n".join(
 
 def _eprint(tmp_path: Path, main: str, files: dict[str, str]):
     root = tmp_path / "e"
-    root.mkdir()
+    root.mkdir(parents=True)
     (root / "main.tex").write_text(main)
     for name, text in files.items():
         (root / name).write_text(text)
@@ -76,3 +78,111 @@ See \cite{h1} and \cite{b1}.
     assert [e.title for e in doc.bib_entries.values()] == ["Hand-written one", "Bbl title one"]
     assert doc.body_text[0].text == "See [1] and [1]."
     assert [s.ref_id for s in doc.body_text[0].cite_spans] == ["BIBREF0", "BIBREF1"]
+
+
+_NAMED_BBL = r"""\begin{thebibliography}{3}
+\bibitem[{Nishida et~al.(2016)Nishida, Smith, and Lee}]{nishida}
+Nishida, K., Smith, J., and Lee, A. 2016. Reading things. \newblock In {\em Proc. Things}.
+\bibitem[{{Lumerical Solutions, Inc.}()}]{lumerical}
+{Lumerical Solutions, Inc.}, \url{http://www.lumerical.com/tcad-products/mode/}
+\bibitem[{Ortiz(2019)}]{ortiz}
+Ortiz, M. 2019. A title. \newblock {\em J. Stuff}, 1:2--3.
+\end{thebibliography}"""
+
+
+def test_entry_without_a_year_prints_its_number(tmp_path: Path) -> None:
+    """achemso.bst writes natbib labels for a numeric class; an entry without a year has
+    "{Lumerical Solutions, Inc.}()": LaTeX prints its number, not the label."""
+    main = "\\documentclass[journal=jpclcd]{achemso}\n\\begin{document}\nSimulated with \\cite{lumerical} and \\cite{ortiz}.\n\\bibliography{main}\n\\end{document}\n"
+    doc = _eprint(tmp_path, main, {"main.bbl": _NAMED_BBL})
+    assert doc.body_text[0].text == "Simulated with [2] and [3]."
+
+
+def test_real_revtex_entry_without_a_year(shared_data) -> None:
+    """cgois+pam_classicality (REVTeX, apsrev's natbib labels): "Moreno et~al.()" has no year;
+    the paper prints [24], not the label."""
+    root = DATA / "fidelity/latex/cgois+pam_classicality/arXiv"
+    doc = parse_latex(assemble_source(root, root / "main.tex"), "pam")
+    spans = [s.text for p in doc.body_text for s in p.cite_spans]
+    assert not [t for t in spans if "()" in t or "Moreno" in t]
+    assert any(t.endswith("24]") or t == "[24]" for t in spans)
+
+
+def test_acmart_shortcite_and_natbib_family_commands(tmp_path: Path) -> None:
+    """acmart's \\shortcite is \\citeyearpar in author-year mode (\\cite in numeric mode);
+    \\citefullauthor prints the full author list; biblatex-style \\citetitle the title."""
+    body = (
+        "Nishida et al.~\\shortcite{nishida} showed it, as did \\citefullauthor{nishida} and "
+        "\\citeauthor{ortiz}~\\citeyear{ortiz}; see \\citeNN{ortiz}.\n"
+    )
+    main = (
+        "\\documentclass[sigconf]{acmart}\n\\citestyle{acmauthoryear}\n\\begin{document}\n"
+        + body
+        + "\\bibliography{main}\n\\end{document}\n"
+    )
+    doc = _eprint(tmp_path, main, {"main.bbl": _NAMED_BBL})
+    assert doc.body_text[0].text == (
+        "Nishida et al. (2016) showed it, as did Nishida, Smith, and Lee and Ortiz 2019; see (2019)."
+    )
+    assert all(s.ref_id for s in doc.body_text[0].cite_spans)
+    numeric = _eprint(
+        tmp_path / "n", main.replace("\\citestyle{acmauthoryear}\n", ""), {"main.bbl": _NAMED_BBL}
+    )
+    assert numeric.body_text[0].text.startswith(
+        "Nishida et al. [1] showed it, as did Nishida, Smith, and Lee"
+    )
+
+
+def _mode(tmp_path: Path, preamble: str, files: dict[str, str], cls: str = "article") -> str:
+    bib = "@article{a, author={Smith, John}, title={T}, year={2019}, journal={J}}"
+    main = (
+        f"\\documentclass{cls}\n{preamble}\n\\begin{{document}}\nSee \\citep{{a}}.\n"
+        "\\bibliographystyle{oddstyle}\n\\bibliography{refs}\n\\end{document}\n"
+    )
+    doc = _eprint(tmp_path, main, {"refs.bib": bib, **files})
+    return doc.body_text[0].text
+
+
+_AUTHOR_YEAR_BST = """FUNCTION {output.bibitem}
+{ newline$
+  "\\bibitem[{" write$
+  label write$
+  ")" make.full.names duplicate$ short.list =
+     { pop$ }
+     { * }
+   if$
+  "}]{" * write$
+  cite$ write$
+  "}" write$
+  newline$
+  ""
+  before.all 'output.state :=
+}
+"""
+_NUMERIC_BST = """FUNCTION {output.bibitem}
+{ newline$
+  "\\bibitem{" write$
+  cite$ write$
+  "}" write$
+  newline$
+  ""
+  before.all 'output.state :=
+}
+"""
+
+
+def test_natbib_mode_from_what_natbib_is_told(tmp_path: Path) -> None:
+    """No .bbl and a .bst nobody here knows: the mode comes from natbib's options, \\bibpunct,
+    the class's option (sagej's sageh loads natbib author-year) or the shipped .bst's labels."""
+    assert _mode(tmp_path / "a", "\\usepackage[longnamesfirst]{natbib}", {}) == "See (Smith, 2019)."
+    assert _mode(tmp_path / "b", "\\usepackage{natbib}", {}) == "See [1]."
+    assert _mode(tmp_path / "c", "", {}, cls="[Afour,sageh,times]{sagej}") == "See (Smith, 2019)."
+    assert _mode(tmp_path / "d", "", {}, cls="[Afour,sagev]{sagej}") == "See [1]."
+    punct = "\\usepackage{natbib}\\bibpunct{(}{)}{;}{a}{,}{,}"
+    assert _mode(tmp_path / "e", punct, {}) == "See (Smith, 2019)."
+    assert _mode(tmp_path / "f", "\\usepackage{natbib}\\bibpunct{[}{]}{,}{n}{}{,}", {}) == "See [1]."
+    assert (
+        _mode(tmp_path / "g", "\\usepackage{natbib}", {"oddstyle.bst": _AUTHOR_YEAR_BST})
+        == "See (Smith, 2019)."
+    )
+    assert _mode(tmp_path / "h", "\\usepackage[round]{natbib}", {"oddstyle.bst": _NUMERIC_BST}) == "See [1]."

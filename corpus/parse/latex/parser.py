@@ -110,7 +110,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     bib.update({it.key: it for it in items})
     if mode.alpha and not from_bbl:
         alpha_labels(items, mode.alpha_style)
-    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers)
+    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers, cite_as=mode.cite_as)
     ctx.alpha, ctx.alpha_style = mode.alpha, mode.alpha_style
     for m in DEFCITEALIAS_RE.finditer(text):
         ctx.aliases[m.group(1).strip()] = ctx.aliases[m.group(1).strip().lower()] = _plain(m.group(2))

@@ -448,8 +448,8 @@ def _bbl_person(latex: str) -> Author | None:
     return Author(first=tokens[0] if len(tokens) > 1 else "", middle=tokens[1:-1], last=tokens[-1])
 
 
-def _label(label: str) -> tuple[str, str, str]:
-    """(text, natbib short author list, year) of a bibitem's optional label:
+def _label(label: str) -> tuple[str, str, str, str]:
+    """(text, natbib short author list, year, full author list) of a bibitem's optional label:
     ``Smith et~al.(2019)Smith, Jones, and Lee``, ``{\\citenamefont{Bell}(1964)}``,
     ``\\protect\\citeauthoryear{long}{short}{year}`` (or ``{short}{year}``),
     ``\\protect\\astroncite{short}{year}``, ``\\protect\\citename{short }year``."""
@@ -471,12 +471,17 @@ def _label(label: str) -> tuple[str, str, str]:
         else:
             short, year = "", ""
         if short and re.search(r"\d{4}|n\.d\.", year):
-            return f"{short} ({year})", short, year
+            long = (
+                plain_field(args[0]).strip(" ,") if m.group(1) == "citeauthoryear" and len(args) == 3 else ""
+            )
+            return f"{short} ({year})", short, year, long
     text = plain_field(label)
     nm = _NATBIB_LABEL.match(text)
-    if nm and re.search(r"\d{4}|n\.d\.", nm["year"]):
-        return text, nm["short"].strip(' "'), nm["year"].strip()
-    return text, "", ""
+    if nm and (re.search(r"\d{4}|n\.d\.", nm["year"]) or (not nm["year"].strip() and nm["short"].strip())):
+        # natbib's "short(year)long", the year empty for an entry without one ("{Lumerical Solutions,
+        # Inc.}()"): a numeric paper prints its number, an author-year one the names
+        return text, nm["short"].strip(' "'), nm["year"].strip(), nm["long"].strip()
+    return text, "", "", ""
 
 
 def _bibitems(text: str) -> list[_Item]:
@@ -493,11 +498,11 @@ def _bibitems(text: str) -> list[_Item]:
         stop = starts[n + 1].start() if n + 1 < len(starts) else len(text)
         end = _BIBEND_RE.search(text, i, stop)
         body = text[i : end.start() if end else stop]
-        label_text, short, year = _label(label) if label else (None, "", "")
+        label_text, short, year, long = _label(label) if label else (None, "", "", "")
         entry = _entry_from_item(body, len(items), year)
         if not entry.authors and items and _SAME_AUTHORS_RE.match(body):
             entry.authors = [a.model_copy() for a in items[-1].entry.authors]  # "---." as before
-        items.append(_Item(key.strip(), label_text, entry, short, year))
+        items.append(_Item(key.strip(), label_text, entry, short, year, long_label=long))
     return items
 
 

@@ -46,6 +46,17 @@ class _Item:
     short: str = ""  # natbib short author list
     year_label: str = ""  # natbib year (may carry a letter: 2019a)
     alpha: bool = False  # ``label`` is an alphabetic label ("Knu84"), printed in BRACKET papers
+    long_label: str = ""  # natbib's full author list ("Smith, Jones, and Lee"), when the label has one
+
+    @property
+    def long(self) -> str:
+        """natbib's full author list: the label's, else the entry's surnames as natbib joins them."""
+        if self.long_label:
+            return self.long_label
+        lasts = [a.last for a in self.entry.authors if a.last]
+        if len(lasts) <= 2:
+            return " and ".join(lasts)
+        return ", ".join(lasts[:-1]) + ", and " + lasts[-1]
 
 
 def _ids(latex: str, text: str) -> dict[str, list[str]]:
