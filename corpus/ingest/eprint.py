@@ -42,7 +42,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # The version of arxiv_sources (corpus.versions): bump it whenever their rows change.
-EPRINT_VERSION = "corpus.ingest.eprint/2"  # 2: the main file LaTeX would build (issue 34, D)
+# 2: the main file LaTeX would build (issue 34, D); 3: the e-print's own .bst (its output.bibitem) kept
+# with the packages, for natbib's citation mode (issue 44, AA)
+EPRINT_VERSION = "corpus.ingest.eprint/3"
 
 EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
 

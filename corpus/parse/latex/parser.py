@@ -70,8 +70,10 @@ __all__ = [
 # 2: issue 27 (brace recovery, cite modes, labels, symbols, .bib via bibtexparser); 3: rows name the
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
-# front matter, bibliography fields, equations kept as spans, unclosed environments recovered)
-PARSER_VERSION = "corpus.parse.latex/4"
+# front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
+# 5: issues 43/44 (every printed bibliography list read, bibliography fields and VTeX markup,
+# citation labels and natbib's mode from what it is told; the token front end, counters, layout)
+PARSER_VERSION = "corpus.parse.latex/5"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
