@@ -57,13 +57,23 @@ _BLOCK_NOT_TITLE = re.compile(r"^\s*(?:https?:|doi\b|arxiv\b|\d|\W*$)", re.I)
 # VTeX's structured markup (imsart, imsart-nameyear.bst and the IMS journals' final versions):
 # ``\begin{barticle}[vtex] \bauthor{\bsnm{Solomon},~\bfnm{Fred}\binits{F.}} (\byear{1975}).
 # \btitle{...}. \bjournal{...} \bvolume{3} \bpages{1--31}. \end{barticle}``: one command a field
+# BMC's and Springer Nature's styles (bmc-mathphys.bst, sn-*.bst) write the same markup with their
+# own names: \batitle (article), \bjtitle (journal), \bbtitle (book), \bctitle (chapter), \bfpage,
+# and \oauthor in a free-text \begin{botherref}
 _VTEX_GATE = re.compile(
-    r"\\(?:bauthor|btitle|bjournal|bbooktitle)\s*\{|\\begin\s*\{b(?:article|book|inbook|incollection|inproceedings|proceedings|techreport|manual|mastersthesis|phdthesis|booklet|unpublished|misc|otherref)\}"
+    r"\\(?:bauthor|btitle|bjournal|bbooktitle|batitle|bjtitle|bbtitle|bctitle|oauthor)\s*\{"
+    r"|\\begin\s*\{b(?:article|book|inbook|incollection|inproceedings|proceedings|techreport|manual|"
+    r"mastersthesis|phdthesis|booklet|unpublished|misc|otherref|chapter)\}"
 )
 _VTEX_FIELD_RE = re.compile(
-    r"\\b(author|editor|title|journal|booktitle|series|volume|number|issue|pages|year|publisher|address|"
-    r"location|doi|url|note|howpublished|school|institution|organization|edition|chapter|eprint|arxiv|id)\s*\{"
+    r"\\(?:b(author|editor|title|journal|booktitle|series|volume|number|issue|pages|year|publisher|address|"
+    r"location|doi|url|note|howpublished|school|institution|organization|edition|chapter|eprint|arxiv|id|"
+    r"atitle|jtitle|btitle|ctitle|sertitle|fpage|lpage|institute)|o(author)|(doiurl|arxivurl))\s*\{"
 )
+_VTEX_NAMES = {
+    "atitle": "title", "ctitle": "title", "jtitle": "journal", "sertitle": "series", "institute": "institution",
+    "issue": "number", "arxiv": "eprint", "arxivurl": "eprint", "doiurl": "doi",
+}  # fmt: skip
 _VTEX_NOISE_RE = re.compile(
     r"\\OrigBibText(?![A-Za-z]).*?\\endOrigBibText(?![A-Za-z])"  # the text before VTeX's markup: prints nothing
     r"|\\(?:begin|end)\s*\{b[a-z]+\}(?:\s*\[[^\]]*\])?|\\endbibitem(?![A-Za-z])|\\bptok\s*\{[^{}]*\}"
@@ -98,8 +108,15 @@ def _entry_from_item(body: str, idx: int, label_year: str = "") -> BibEntry:
     """Title, authors, venue, year and ids from one bibitem's LaTeX (best effort):
     ``\\bibinfo{field}{value}`` markup when the style writes it, else the layout."""
     body = body.strip()
-    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body or _VTEX_GATE.search(body):
-        return _entry_from_fields(body, idx, label_year)
+    markup = _VTEX_GATE.search(body)
+    if "\\bibinfo" in body or "\\bibfield" in body or "\\showarticletitle" in body or markup:
+        entry = _entry_from_fields(body, idx, label_year)
+        if not (markup and not entry.title and re.search(r"\\begin\s*\{botherref\}", body)):
+            return entry
+        # BMC's free-text reference: the names in \oauthor, the rest read by its layout
+        free = _entry_from_item(_VTEX_NOISE_RE.sub("", body).replace("\\oauthor", ""), idx, label_year)
+        free.authors = entry.authors or free.authors
+        return free
     body = _clean_bbl(body)
     raw = plain_field(_NEWBLOCK_RE.sub(" ", body))
     parts = _by_blocks(body) if "\\newblock" in body else None
@@ -234,7 +251,15 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
     return re.split(r"\{\\bf|\\textbf|\d", head, maxsplit=1)[0], "", venue
 
 
-_YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:1[89]|20)\d\d[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+# the year after the names; jss.bst prints "(????)" for an entry without one
+_YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:(?:1[89]|20)\d\d|\?{4})[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+_YEAR_NEXT = re.compile(r"(?:1[89]|20)\d\d[a-z]?(?:[,.;)\s]|$)")
+# a piece that names a journal or a series, not a work: what astronomy styles print after the year
+_VENUE_WORDS = re.compile(
+    r"\b(?:Journal|Review|Reviews|Letters|Proceedings|Transactions|Annals|Bulletin|Reports|Magazine|"
+    r"Communications|Notices|Society|Supplement|Series|arXiv|e-prints|preprint|in prep|submitted)\b|\.\s",
+    re.I,
+)
 
 
 def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
@@ -244,8 +269,12 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     its volume ("Kasen D., ..., 2017, Nature, 551, 80": MNRAS and AAS print no titles) has a
     venue and no title. None when the reference does not open with such a list."""
     m, full = _AUTHOR_LIST_RE.match(plain), _FULL_LIST_RE.match(plain)
-    if full is not None and (m is None or full.end() > m.end()):  # "Gordon D. Plotkin and John Power."
-        m = full
+    if (
+        full is not None
+        and (m is None or full.end() > m.end())
+        and not _NOTHING_AFTER.match(plain, full.end())
+    ):
+        m = full  # "Gordon D. Plotkin and John Power. Semantics ...", not "Global Names Index. http://..."
     if m is None:
         return None
     authors, rest = plain[: m.end()], plain[m.end() :]
@@ -268,9 +297,7 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
             quoted["title"].strip(" ,."),
             venue or re.split(r",|\s\d|\(", tail, maxsplit=1)[0].strip(" ."),
         )
-    in_venue = _IN_VENUE.match(rest) or re.match(
-        r"in:?\s+[A-Z\d]", rest
-    )  # "L. Prandtl, in Verhandlungen ..."
+    in_venue = _IN_VENUE.match(rest) or re.match(r"in:?\s+[A-Z\d]", rest)  # "L. Prandtl, in Verhandlungen"
     proceedings = _IN_SERIES_RE.match(rest) if not venue and (year or in_venue) else None
     if proceedings:  # AAS: "2014, in ASP Conference Series, Vol. 485, ...": a venue, no title
         return authors, "", proceedings.group(1).strip(" .,")
@@ -278,7 +305,10 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     if published:  # "Deep Learning (MIT Press, 2016).": the title, then its publisher and year
         return authors, published["title"], published["publisher"].split(",")[0].strip()
     comma = rest.find(", ")
-    if no_title_style and comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not venue:
+    volume_next = (
+        comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not _YEAR_NEXT.match(rest, comma + 2)
+    )
+    if no_title_style and volume_next and not venue:
         return authors, "", rest[:comma].strip(" .,")  # "2017, Phys. Rev. Lett., 119, 1": no title
     stops = [len(rest)] + [
         s.end() - len(s.group()) for s in _SENTENCE_END.finditer(rest) if _sentence_end(rest, s)
@@ -290,14 +320,20 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     if not first:
         return authors, "", venue
     if (not tail or tail[:1].isdigit()) and not venue:
-        head = re.split(r"[,;(]|\s\d", first, maxsplit=1)[0].strip(" .,")
-        if no_title_style or len(head.split()) < 3 or not _is_title(head):  # "2017, Nature, 551, 80"
+        head = re.split(r"[,;]|\s\d|\s?\((?=arXiv|\d|[Ii]n\b|[Ss]ubmitted)", first, maxsplit=1)[0].strip(
+            " .,"
+        )
+        # "2017, Nature, 551, 80" is a venue; "2014, Deep Inside Convolutional Networks: ... (arXiv:...)",
+        # "Szabo, A. Modern Quantum Chemistry, 1st ed." (ACS) a title
+        short = len(head.split()) < (4 if no_title_style else 3)
+        if (
+            short
+            or not _is_title(head)
+            or tail[:1].isdigit()
+            or (no_title_style and _VENUE_WORDS.search(head))
+        ):
             return authors, "", head
-        return (
-            authors,
-            head,
-            first[len(head) :].strip(" .,;"),
-        )  # ACS: "Szabo, A. Modern Quantum Chemistry, 1st ed."
+        return authors, head, first[len(head) :].strip(" .,;")
     if not _is_title(first) and not venue:
         return authors, "", first
     if not venue:
@@ -306,12 +342,15 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
 
 
 _SENTENCE_END = re.compile(r"\.\s+(?=[^\s,;:)\]])")
+_NOTHING_AFTER = re.compile(r"[.\s]*(?:$|https?:|www\.|doi\b|[Aa]ccessed\b|[Aa]vailable\b|URL\b)")
 _PLAIN_QUOTE_RE = re.compile(r"\s*(?:\u201c|\")(?P<title>[^\u201c\u201d\"]{4,400}?)[,.]?\s*(?:\u201d|\")")
 # what a book's title carries after it: "Grid homology ..., volume 208 of Mathematical Surveys", ", vol. 3"
 _SERIES_TAIL = re.compile(r",\s*(?:vol(?:ume)?\.?\s*\d+\b.*|\d+(?:st|nd|rd|th)\s+ed(?:ition|\.)?.*)$", re.I)
 _IN_SERIES_RE = re.compile(r"[Ii]n\s+(.+?)(?=,\s*(?:[Vv]ol\b|eds?\.|\d)|\s*\(|$)")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _PUBLISHER_RE = re.compile(
-    r"(?P<title>[^()]{4,300}?)\s*\((?P<publisher>[^()\d]{2,200}?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*(?:[.,;]|\s|$)"
+    rf"(?P<title>[^()]{{4,300}}?)\s*\((?!\s*{_MONTH}\s*,?\s*(?:1[89]|20)\d\d)"  # "(Nov. 2021)" is a date
+    r"(?P<publisher>[^()\d]{2,200}?),?\s*(?:1[89]|20)\d\d[a-z]?\)\s*(?:[.,;]|\s|$)"
 )
 
 
@@ -398,17 +437,24 @@ def _vtex_fields(body: str, fields: dict[str, list[str]]) -> None:
     """VTeX's ``\\bfield{value}`` commands into ``fields`` (``\\barxiv`` as eprint, the DOI of
     ``\\bid{doi=...}``), what ``\\OrigBibText`` holds left out."""
     body = re.sub(r"\\OrigBibText(?![A-Za-z]).*?\\endOrigBibText(?![A-Za-z])", "", body, flags=re.S)
+    book = []
     for m in _VTEX_FIELD_RE.finditer(body):
         end = match_brace(body, m.end() - 1)
         if end < 0:
             continue
-        name, value = m.group(1), body[m.end() : end - 1]
+        name, value = m.group(1) or m.group(2) or m.group(3), body[m.end() : end - 1]
         if name == "id":
             doi = _VTEX_ID_DOI.search(value)
             if doi:
                 fields.setdefault("doi", []).append(doi.group(1))
-            continue
-        fields.setdefault("eprint" if name == "arxiv" else name, []).append(value)
+        elif name == "btitle":  # BMC's book title: the title, or the book a chapter is in
+            book.append(value)
+        else:
+            fields.setdefault(_VTEX_NAMES.get(name, name), []).append(value)
+    if book:
+        fields.setdefault("booktitle" if "title" in fields else "title", []).extend(book)
+    if "fpage" in fields and "pages" not in fields:
+        fields["pages"] = ["--".join(fields["fpage"][:1] + fields.get("lpage", [])[:1])]
 
 
 def _vtex_group(latex: str, name: str) -> str:

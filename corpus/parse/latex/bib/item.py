@@ -27,11 +27,17 @@ _YEAR_CANDIDATE = re.compile(
 _CLOSES_YEAR = re.compile(r"[a-z]?\)")
 
 
+_ACCESSED = re.compile(r"\b(?:accessed|retrieved|visited|viewed|access date)\b[^()]{0,30}$", re.I)
+
+
 def year_in(text: str) -> int | None:
     """The year a reference prints: the first one in parentheses ("(2012)", "(1979a)", "(Oct.
-    2020)"), else the first one that is no page, id or date."""
+    2020)"), else the first one that is no page, id or date; never the day a link was read
+    ("accessed 2 January 2024")."""
     first = None
     for m in _YEAR_CANDIDATE.finditer(text):
+        if _ACCESSED.search(text, max(0, m.start() - 45), m.start()):
+            continue
         if _CLOSES_YEAR.match(text, m.end()):
             return int(m.group(1))
         first = first or m
@@ -74,14 +80,20 @@ def _ids(latex: str, text: str) -> dict[str, list[str]]:
 
 
 _TRAILING_YEAR = re.compile(r"\s*,\s*(?:1[89]|20)\d\d[a-z]?\s*$")
+_TRAILING_ARXIV = re.compile(
+    r"[\s,.]*\b(?:arxiv\s+(?:preprint|e-prints?)\s*,?\s*)?arxiv\s*:?\s*[\w./\-]+\s*(?:\[[\w.\-]+\])?\s*$|(?<=[a-z])ArXiv:\S+$",
+    re.I,
+)
 _VOLUME_RE = re.compile(r"\b[Vv]ol(?:ume)?\.?\s*(\d+)")
 
 
 def clean_title(title: str) -> str:
     """A title as printed: no braces (a .bib's escaped ``\\{ATLAS\\}`` protects case, it prints
-    no brace), no year after it (natbib's @misc prints "Title, 2023."), no closing period."""
+    no brace), no year or arXiv id after it (natbib's @misc prints "Title, 2023."), no closing period."""
     if "{" in title or "}" in title:
         title = title.replace("{", "").replace("}", "")
+    if "rxiv" in title.lower():  # "..., arXiv:2010.00836", "... for europeArXiv:2205.11901"
+        title = _TRAILING_ARXIV.sub("", title)
     return _TRAILING_YEAR.sub("", title).strip(" .,")
 
 

@@ -22,12 +22,12 @@ _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽ
 _INITIAL = rf"(?:[{_UP}]|[CKPSTZ]h|Yu|Ya|St|Gy|Sz|Ts)\."
 _INITIALS = rf"{_INITIAL}(?:[\s\-]*{_INITIAL})*"
 _SURNAME = rf"[{_UP}][\w'’\-]*[a-zß-ÿā-ž]"
-_PARTICLES = r"(?:(?:van|von|der|den|de|del|della|di|da|dos|du|la|le|ter|ten|zu|St\.)\s+)*"
+_PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]er|[Dd]en|de|del|della|di|da|dos|du|la|le|ter|ten|zu|St\.)\s+)*"
 # IOP and Vancouver styles write the initials without periods: "Abbott B P", "Wang X-L", "Smith JK"
 _BARE_INITIALS = rf"[{_UP}](?:-?[{_UP}]){{0,2}}(?:\s+[{_UP}](?:-?[{_UP}])?)*(?![\w’'])(?!\.\w)"
 _SUFFIX = r"(?:Jr|Sr)\.?|I{2,3}|IV"  # "Adams, W. W., III", "T. F. Miller III", "Foley IV, J. J."
 # a second surname after initials ("V. Codina Gironès", "N. Mac Dowell") only where the name ends
-_SECOND_SURNAME = rf"\s+{_PARTICLES}{_SURNAME}(?=\s*[,;.:&(“\"`]|\s+and\s)"
+_SECOND_SURNAME = rf"\s+{_PARTICLES}{_SURNAME}(?=\s*[,;.:&(“\"`]|\s+and\s|\s*$)"
 # a name never ends where a venue's abbreviations run on to its volume ("V. I. Ozhogin, J. Exp. Theor. Phys. 38")
 _NOT_A_VENUE = r"(?!\.\s*(?:[A-Z][a-z]*\.\s*)+\d)"
 _NAME_RE = re.compile(
@@ -48,7 +48,7 @@ _AUTHOR_LIST_RE = re.compile(
 # after a comma is never a name
 _GIVEN = rf"[{_UP}][a-zà-ÿā-ž]+(?:-[{_UP}]?[a-zà-ÿā-ž]+)?"
 _FULL_NAME_RE = re.compile(
-    rf"(?P<first>{_GIVEN}(?:\s+(?:{_GIVEN}|[{_UP}]\.(?:-?[{_UP}]\.)?))*)\s+(?P<last>{_PARTICLES}{_SURNAME})"
+    rf"(?P<first>{_GIVEN}(?:\s+(?:{_GIVEN}|[{_UP}]\.(?:-?[{_UP}]\.)?)){{0,2}})\s+(?P<last>{_PARTICLES}{_SURNAME})"
 )
 _FULL_ONE = re.sub(r"\?P<\w+>", "?:", _FULL_NAME_RE.pattern)
 _FULL_LIST_RE = re.compile(
@@ -104,9 +104,8 @@ def list_names(text: str) -> list[Author]:
 
 def _split_authors(text: str) -> list[Author]:
     text = _ET_AL.sub("", text)
-    text = re.sub(r"\(?\b(?:19|20)\d\d[a-z]?\b\)?\.?|\(\s*\)", "", text).strip(
-        " ,;:&"
-    )  # "Kurtz, T. G. (1985)"
+    # "Kurtz, T. G. (1985)", jss.bst's "(????)"
+    text = re.sub(r"\(?\b(?:19|20)\d\d[a-z]?\b\)?\.?|\(\s*\)|\(\?{4}[a-z]?\)", "", text).strip(" ,;:&")
     if not text.strip("."):
         return []
     by_initials = _initials_names(text)
