@@ -253,6 +253,7 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
 
 # the year after the names; jss.bst prints "(????)" for an entry without one
 _YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:(?:1[89]|20)\d\d|\?{4})[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+_PIECE_END = re.compile(r"[,;]|\s\d|\s?\((?=arXiv|\d|[Ii]n\b|[Ss]ubmitted)")
 _YEAR_NEXT = re.compile(r"(?:1[89]|20)\d\d[a-z]?(?:[,.;)\s]|$)")
 # a piece that names a journal or a series, not a work: what astronomy styles print after the year
 _VENUE_WORDS = re.compile(
@@ -320,9 +321,8 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     if not first:
         return authors, "", venue
     if (not tail or tail[:1].isdigit()) and not venue:
-        head = re.split(r"[,;]|\s\d|\s?\((?=arXiv|\d|[Ii]n\b|[Ss]ubmitted)", first, maxsplit=1)[0].strip(
-            " .,"
-        )
+        head = re.split(_PIECE_END, first, maxsplit=1)[0].strip(" .,")
+        head = re.sub(r"\s*\([^()]*\)$", "", head)  # "... P-splines (Cambridge University Press)"
         # "2017, Nature, 551, 80" is a venue; "2014, Deep Inside Convolutional Networks: ... (arXiv:...)",
         # "Szabo, A. Modern Quantum Chemistry, 1st ed." (ACS) a title
         short = len(head.split()) < (4 if no_title_style else 3)
