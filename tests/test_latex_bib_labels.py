@@ -186,3 +186,33 @@ def test_natbib_mode_from_what_natbib_is_told(tmp_path: Path) -> None:
         == "See (Smith, 2019)."
     )
     assert _mode(tmp_path / "h", "\\usepackage[round]{natbib}", {"oddstyle.bst": _NUMERIC_BST}) == "See [1]."
+
+
+def test_harvard_items_are_bibliography_items(tmp_path: Path) -> None:
+    """aea.bst (and agsm, dcu) write the harvard package's \\harvarditem[short]{long}{year}{key},
+    which natbib reads as \\bibitem[short(year)long]{key}: every citation resolves, and the
+    Chicago names ("Almond, Douglas, Hilary W Hoynes, and Diane Schanzenbach") split as printed."""
+    bbl = r"""\begin{thebibliography}{xx}
+\harvarditem[Almond, Hoynes \harvardand\ Schanzenbach]{Douglas Almond, Hilary~W
+  Hoynes \harvardand\ Diane~Whitmore Schanzenbach}{2011}{almond2011}
+{\bf Almond, Douglas, Hilary~W Hoynes, and Diane~Whitmore Schanzenbach.} 2011.
+  ``Inside the war on poverty: The impact of food stamps on birth outcomes.''
+  {\em The Review of Economics and Statistics}, 93(2):~387--403.
+\harvarditem{Currie}{2003}{currie2003}
+{\bf Currie, Janet.} 2003. ``U.S. food and nutrition programs.'' In {\em Means-Tested
+  Transfer Programs in the United States}. 199--290. University of Chicago Press.
+\end{thebibliography}"""
+    main = (
+        "\\documentclass{article}\n\\usepackage[round]{natbib}\n\\begin{document}\n"
+        "Food stamps \\citep{almond2011} and \\citet{currie2003}.\n"
+        "\\bibliographystyle{aea}\n\\bibliography{refs}\n\\end{document}\n"
+    )
+    doc = _eprint(tmp_path, main, {"main.bbl": bbl})
+    assert doc.body_text[0].text == "Food stamps (Almond, Hoynes & Schanzenbach, 2011) and Currie (2003)."
+    almond = doc.bib_entries["BIBREF0"]
+    assert [(a.first, a.last) for a in almond.authors] == [
+        ("Douglas", "Almond"),
+        ("Hilary", "Hoynes"),
+        ("Diane", "Schanzenbach"),
+    ]
+    assert almond.title == "Inside the war on poverty: The impact of food stamps on birth outcomes"

@@ -530,7 +530,39 @@ def _label(label: str) -> tuple[str, str, str, str]:
     return text, "", "", ""
 
 
+_HARVARDITEM_RE = re.compile(r"\\harvarditem(?![A-Za-z])")
+
+
+def _harvard_as_bibitems(text: str) -> str:
+    """The harvard package's ``\\harvarditem[short]{long}{year}{key}`` (aea.bst, agsm.bst, dcu.bst)
+    as natbib reads it: ``\\bibitem[short(year)long]{key}``; ``\\harvardand`` an ampersand."""
+    out, pos = [], 0
+    for m in _HARVARDITEM_RE.finditer(text):
+        if m.start() < pos:
+            continue
+        try:
+            short, i = read_optional(text, m.end())
+            args = []
+            for _ in range(3):
+                arg, i = read_group(text, i)
+                if arg is None:
+                    break
+                args.append(arg)
+        except LatexError:
+            continue
+        if len(args) < 3:
+            continue
+        long, year, key = args
+        label = f"{short}({year}){long}" if short else f"{long}({year})"
+        out.append(text[pos : m.start()] + "\\bibitem[{" + label + "}]{" + key + "}")
+        pos = i
+    out.append(text[pos:])
+    return re.sub(r"\\harvardand(?![A-Za-z])\\?\s*", "\\& ", "".join(out))
+
+
 def _bibitems(text: str) -> list[_Item]:
+    if "\\harvarditem" in text:
+        text = _harvard_as_bibitems(text)
     items: list[_Item] = []
     starts = list(_BIBITEM_RE.finditer(text))
     for n, m in enumerate(starts):

@@ -20,7 +20,7 @@ from corpus.parse.latex.text import plain_field
 
 
 def _items_from(text: str) -> list[_Item]:
-    if _BIBITEM_RE.search(text):
+    if _BIBITEM_RE.search(text) or "\\harvarditem" in text:
         return _bibitems(text)
     if "\\endentry" in text:
         return _biblatex_items(text)
@@ -36,7 +36,7 @@ def _items_from(text: str) -> list[_Item]:
 def parse_bibliography(text: str) -> dict[str, BibEntry]:
     """Cite key -> :class:`BibEntry` (``BIBREF0``... in bibliography order) from a .bbl
     (natbib or biblatex), a ``thebibliography`` block, or a .bib file."""
-    if _BIBITEM_RE.search(text):  # a .bbl: TeX comments (not in .bib files, where % is text)
+    if _BIBITEM_RE.search(text) or "\\harvarditem" in text:  # a .bbl: TeX comments (not in .bib files)
         text = strip_comments(text)
     return {item.key: item.entry for item in _items_from(text)}
 

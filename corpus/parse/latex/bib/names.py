@@ -127,6 +127,14 @@ def _split_authors(text: str) -> list[Author]:
             names[-1] = f"{part} {names[-1]}"
         else:
             names.append(part)
+    # Chicago (aea.bst): "Almond, Douglas, Hilary W Hoynes, and Diane Schanzenbach": the first name
+    # inverted, the others not
+    inverted_first = (
+        len(names) >= 3 and " " not in names[0] and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z]\.?)?", names[1])
+    )
+    if inverted_first and all(" " in n for n in names[2:]):
+        names[:2] = [f"{names[1]} {names[0]}"]
+        suffixes = {k - 1: v for k, v in suffixes.items() if k}
     out = []
     for n, name in enumerate(names[:100]):
         tokens = name.split()
