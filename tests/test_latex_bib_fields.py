@@ -230,3 +230,33 @@ def test_proceedings_after_in_is_the_venue(shared_data) -> None:
     prandtl = [e for e in doc.bib_entries.values() if e.raw_text.startswith("L. Prandtl")]
     assert prandtl and all(e.title == "Über Flüssigkeitsbewegung bei sehr kleiner Reibung" for e in prandtl)
     assert prandtl[0].year == 1905 and prandtl[0].venue.startswith("Verhandlungen des III.")
+
+
+def test_the_bib_title_wins_where_the_bbl_prints_it(tmp_path) -> None:
+    """elsarticle-num prints "Names, Title, Journal Vol (Year) Pages": a title with commas is cut
+    at its first comma by the layout; the e-print's .bib has the title, and the .bbl prints it
+    whole, so the .bib's is the one printed. PLOS (plos2009.bst) puts the title in the names' block."""
+    from corpus.ingest.eprint import LatexSource
+
+    bbl = r"""\begin{thebibliography}{2}
+\bibitem{tr} T.~Tr\"ondle, J.~Lilliestam, S.~Marelli, S.~Pfenninger, Trade-offs between geographic scale,
+  cost, and infrastructure requirements for fully renewable electricity in Europe, Joule 4~(9) (2020) 1929--1948.
+\bibitem{ed} Eddy SR, Durbin R (1994) {RNA} sequence analysis using covariance models.
+\newblock Nucleic Acids Research 22: 2079-2088.
+\bibAnnoteFile{ed}
+\end{thebibliography}"""
+    bib = (
+        '@article{tr, author={Tr{\\"o}ndle, Tim and Lilliestam, Johan}, title={Trade-Offs between Geographic '
+        "Scale, Cost, and Infrastructure Requirements for Fully Renewable Electricity in Europe}, "
+        "journal={Joule}, year={2020}}"
+    )
+    text = "\\documentclass{elsarticle}\\begin{document}See \\cite{tr,ed}.\\bibliography{refs}\\end{document}"
+    doc = parse_latex(LatexSource(main="m.tex", text=text, bbl=bbl, bib=[bib]), "t")
+    tr, ed = doc.bib_entries["BIBREF0"], doc.bib_entries["BIBREF1"]
+    assert tr.title.startswith("Trade-Offs between Geographic Scale, Cost, and Infrastructure")
+    assert (ed.title, ed.venue, ed.year) == (
+        "RNA sequence analysis using covariance models",
+        "Nucleic Acids Research",
+        1994,
+    )
+    assert "ed" not in ed.raw_text.split()

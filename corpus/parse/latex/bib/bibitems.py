@@ -42,6 +42,7 @@ _BBL_NOISE_RE = re.compile(
     r"|\\(?:BibitemOpen|bibitemStop|bibitemNoStop|EOS|urlprefix|doibase)(?![A-Za-z])"
     r"|\\BibitemShut\s*\{\w*\}|\\href@noop\s*\{\}|\\(?:selectlanguage|showISBNx|showISBNxiii|showISSN)\s*\{[^{}]*\}"
     r"|\\(?:showURL|showeprint)\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}"
+    r"|\\bibAnnoteFile\s*\{[^{}]*\}"  # natbib's annotation file (plos2009.bst): none shipped, nothing printed
 )
 _EPRINT_CMD_RE = re.compile(r"\\Eprint\s*\{[^{}]*\}\s*")  # apsrev: \Eprint {url} {arXiv:...}: keep the text
 _NATEXLAB_RE = re.compile(r"\{?\\natexlab\s*\{([a-z]*)\}\}?")
@@ -148,6 +149,12 @@ def _by_blocks(body: str) -> tuple[str, str, str] | None:
     blocks = [b for b in _NEWBLOCK_RE.split(body) if b.strip()]
     if len(blocks) < 2:
         return None
+    # PLOS: "Eddy SR, Durbin R (1994) Title. \newblock Journal 22: 2079.": the title in the names' block
+    if _PAREN_YEAR.search(blocks[0]) and not _first_italic(blocks[0]):
+        head = _after_author_list(plain_field(blocks[0]), "")
+        if head is not None and head[1] and _is_title(head[1]) and not _IN_VENUE.match(blocks[1]):
+            venue = re.split(r",?\s*(?:\d|\()", plain_field(blocks[1]), maxsplit=1)[0].strip(" .,")
+            return head[0], head[1], venue if not _LINK_BLOCK_RE.match(plain_field(blocks[1])) else head[2]
     it = _first_italic(blocks[0])
     if it and it[1] > 0:
         title = plain_field(it[0])
@@ -253,6 +260,7 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
 
 # the year after the names; jss.bst prints "(????)" for an entry without one
 _YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:(?:1[89]|20)\d\d|\?{4})[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+_PAREN_YEAR = re.compile(r"\((?:1[89]|20)\d\d[a-z]?\)\s*\S")
 _PIECE_END = re.compile(r"[,;]|\s\d|\s?\((?=arXiv|\d|[Ii]n\b|[Ss]ubmitted)")
 _YEAR_NEXT = re.compile(r"(?:1[89]|20)\d\d[a-z]?(?:[,.;)\s]|$)")
 # a piece that names a journal or a series, not a work: what astronomy styles print after the year

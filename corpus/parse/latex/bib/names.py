@@ -48,7 +48,7 @@ _AUTHOR_LIST_RE = re.compile(
 # after a comma is never a name
 _GIVEN = rf"[{_UP}][a-zà-ÿā-ž]+(?:-[{_UP}]?[a-zà-ÿā-ž]+)?"
 _FULL_NAME_RE = re.compile(
-    rf"(?P<first>{_GIVEN}(?:\s+(?:{_GIVEN}|[{_UP}]\.(?:-?[{_UP}]\.)?)){{0,2}})\s+(?P<last>{_PARTICLES}{_SURNAME})"
+    rf"(?P<first>{_GIVEN}(?:\s+(?:{_GIVEN}|[{_UP}]\.(?:-?[{_UP}]\.)?)){{0,3}})\s+(?P<last>{_PARTICLES}{_SURNAME})"
 )
 _FULL_ONE = re.sub(r"\?P<\w+>", "?:", _FULL_NAME_RE.pattern)
 _FULL_LIST_RE = re.compile(

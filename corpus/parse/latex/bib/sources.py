@@ -96,9 +96,9 @@ def _append_list(items: list[_Item], part: list[_Item]) -> None:
 
 
 def _titled(source: LatexSource, items: list[_Item]) -> list[_Item]:
-    untitled = {it.key for it in items if not it.entry.title}
-    if source.bib and untitled:
-        fill_from_bib(items, bib_fields(source.bib, untitled))
+    """The items with what the e-print's .bib adds to them (:func:`fill_from_bib`)."""
+    if source.bib and items:
+        fill_from_bib(items, bib_fields(source.bib, {it.key for it in items}))
     return items
 
 
