@@ -8,8 +8,8 @@ Two sets of real references:
 * ``titleless``: 173 strings of ../shared/data/titleless (4 per citing paper, every citing
   paper, seed 44) with their title, author surnames and year written out by hand in
   ``tests/data/titleless_gold.jsonl`` (an empty title where the string prints none);
-* ``bbl``: for each e-print given (or unpacked directory) that ships a .bbl and the .bib it was
-  made from, every .bbl entry read as the parser reads it, against its .bib entry (same key):
+* ``bbl``: for each e-print given (or unpacked directory; by default the real LaTeX papers of
+  ../shared) that ships a .bbl and the .bib it was made from, every .bbl entry read as the parser reads it, against its .bib entry (same key):
   the .bib title where the .bbl prints it (normalised words found in the entry's text), else
   none; the .bib surnames as many as the .bbl prints before "et al."; the .bib year.
 
@@ -18,7 +18,7 @@ expected one; authors when the surnames (last word, letters only, accents droppe
 expected list; year when equal. ``--candidate refextract`` scores refextract (INSPIRE's
 reference extractor, if installed) on the titleless strings the same way: its authors split by
 this parser's name reader, its title the first sentence of its ``misc`` text (it has no title
-field). Ends with a ``RESULT`` line.
+field: its ``title`` when it gives one). Ends with a ``RESULT`` line.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _common import REPO, SHARED, peak_mb, result
+from latex_fidelity import default_inputs
 
-from corpus.ingest.eprint import load_eprint
+from corpus.ingest.eprint import assemble_source, find_main_tex, load_eprint
 from corpus.papers.normalize import normalize_title
 from corpus.parse.latex.bib.bibitems import _entry_from_item
 from corpus.parse.latex.bib.entries import _items_from
@@ -86,9 +87,10 @@ def refextract_reader() -> Callable[[str], Fields]:
         refs = extract_references_from_string(text, is_only_references=True)
         r = refs[0] if refs else {}
         misc = " ".join(r.get("misc", [])).strip(' \u201c"')
-        title = (
-            re.split(r"\.\s|,\s|\u201c|\u201d", misc, maxsplit=1)[0].strip(' .,\u201c\u201d"') if misc else ""
-        )
+        title = (r.get("title") or [""])[0]  # refextract has a title only for some references
+        if not title and misc:
+            title = re.split(r"\.\s|,\s|\u201c|\u201d", misc, maxsplit=1)[0]
+        title = title.strip(' .,\u201c\u201d"')
         authors = _split_authors(" and ".join(r.get("author", [])))
         year = (r.get("year") or [""])[0]
         return title, [a.last for a in authors], int(year) if year.isdigit() else None
@@ -140,7 +142,11 @@ def bbl_cases(paths: list[Path]) -> list[tuple[str, Fields, Fields]]:
     with tempfile.TemporaryDirectory(prefix="bib-fields-") as tmp:
         for n, path in enumerate(paths):
             try:
-                _, source, _ = load_eprint(path, Path(tmp) / str(n))
+                if path.is_dir():
+                    main = find_main_tex(path)
+                    source = assemble_source(path, main) if main else None
+                else:
+                    _, source, _ = load_eprint(path, Path(tmp) / str(n))
             except Exception as exc:  # noqa: BLE001 - a broken e-print is skipped and said
                 print(f"skipped {path.name}: {exc}", file=sys.stderr)
                 continue
@@ -150,8 +156,8 @@ def bbl_cases(paths: list[Path]) -> list[tuple[str, Fields, Fields]]:
             bib = bib_fields(source.bib, {it.key for it in items})
             for it in items:
                 f = bib.get(it.key.lower())
-                if f is None:
-                    continue
+                if f is None or re.match(r"\W*(?:—|–|-{2,})", it.entry.raw_text):
+                    continue  # "—. 2019b, ...": the names printed above, not this entry's
                 out.append((it.entry.raw_text, _fields(it.entry), _printed(f, it.entry.raw_text)))
     return out
 
@@ -167,15 +173,23 @@ def _printed(f: dict[str, str], text: str) -> Fields:
     flat = normalize_title(text)
     title = e.title if normalize_title(e.title) and normalize_title(e.title) in flat else ""
     names = [a.last for a in e.authors]
-    if re.search(r"\bet\.?\s*al\b|\band others\b", text):
-        printed = [x for x in names if surname_key(x) and surname_key(x) in re.sub(r"[^a-z ]", "", flat)]
-        names = names[: max(1, len(printed))]
+    etal = re.search(r"\bet\.?\s*al\b|\band others\b", text)
+    if etal:  # the names printed before "et al.", in order
+        letters = re.sub(r"[^a-z]", "", unicodedata.normalize("NFKD", text[: etal.start()]).lower())
+        n, at = 0, 0
+        while (
+            n < len(names) and surname_key(names[n]) and (at := letters.find(surname_key(names[n]), at)) >= 0
+        ):
+            n += 1
+        names = names[: max(1, n)]
     return plain_field(title), names, e.year
 
 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("inputs", nargs="*", type=Path, help="e-prints or directories with a .bbl and its .bib")
+    ap.add_argument(
+        "inputs", nargs="*", type=Path, help="e-prints or directories (default: ../shared's papers)"
+    )
     ap.add_argument("--candidate", choices=["refextract"], help="also score this reference parser")
     ap.add_argument("--show", action="store_true", help="print each string read wrongly")
     args = ap.parse_args(argv)
@@ -200,9 +214,10 @@ def main(argv: list[str]) -> None:
             "refextract_authors": round(cand.authors / cand.n, 3),
             "refextract_ms_per_string": round(1000 * cand.cpu / cand.n, 3),
         }
-    if args.inputs:
+    inputs = args.inputs or default_inputs()  # the real LaTeX papers of ../shared
+    if inputs:
         bbl = Score()
-        for text, got, want in bbl_cases(args.inputs):
+        for text, got, want in bbl_cases(inputs):
             bbl.add(text, got, want)
         print(bbl.line("bbl vs bib: parser"))
         if args.show:
