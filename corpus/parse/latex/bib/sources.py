@@ -15,6 +15,7 @@ from corpus.parse.latex.bib.entries import _items_from, fill_from_bib
 from corpus.parse.latex.bib.item import _Item
 from corpus.parse.latex.bib.names import _bib_short
 from corpus.parse.latex.cites import cited_keys
+from corpus.parse.latex.text import plain_field
 
 # The places a list is printed: an inline thebibliography, or BibTeX's / biblatex's list
 _LIST_RE = re.compile(
@@ -72,7 +73,8 @@ def _printed_list(source: LatexSource, body: str) -> tuple[list[_Item], bool]:
         if f is not None and key.lower() not in seen:
             seen.add(key.lower())
             entry = _entry_from_bib(f, len(items))
-            items.append(_Item(key, None, entry, _bib_short(entry.authors), str(entry.year or "")))
+            year = str(entry.year) if entry.year else plain_field(f.get("year", "")).strip(" .")  # "in press"
+            items.append(_Item(key, None, entry, _bib_short(entry.authors), year))
     return items, False
 
 
