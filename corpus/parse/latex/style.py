@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from corpus.parse.latex.braces import LatexError, read_group, read_optional
+from corpus.parse.latex.bib.item import read_groups
+from corpus.parse.latex.braces import LatexError, read_optional
 
 CiteForm = Literal["textual", "paren", "bare"]
 # How a numeric citation of several keys prints: LaTeX's own \cite and natbib "[1, 2, 3]"; sorted
@@ -249,16 +250,11 @@ def _natbib_settings(text: str, packages: dict[str, str]) -> list[bool]:
         for m in _BIBPUNCT_RE.finditer(source):
             try:
                 _, i = read_optional(source, m.end())
-                args = []
-                for _ in range(4):
-                    arg, i = read_group(source, i)
-                    if arg is None:
-                        break
-                    args.append(arg.strip())
+                args, _ = read_groups(source, i, 4)
             except LatexError:
                 continue
             if len(args) == 4:
-                out.append((order, m.start(), args[3] in ("n", "s")))
+                out.append((order, m.start(), args[3].strip() in ("n", "s")))
     return [numbers for _, _, numbers in sorted(out)]
 
 

@@ -9,7 +9,7 @@ import re
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import Author, BibEntry
-from corpus.parse.latex.bib.item import _YEAR_RE, _ids, _Item, clean_title, volume_of, year_in
+from corpus.parse.latex.bib.item import _YEAR_RE, _ids, _Item, clean_title, read_groups, volume_of, year_in
 from corpus.parse.latex.bib.names import _AUTHOR_LIST_RE, _ET_AL, _FULL_LIST_RE, _NAME_RE, _split_authors
 from corpus.parse.latex.braces import LatexError, match_brace, read_group, read_optional
 from corpus.parse.latex.text import _HREF_RE, _URL_RE, plain_field
@@ -509,14 +509,7 @@ def _label(label: str) -> tuple[str, str, str, str]:
     ``\\protect\\astroncite{short}{year}``, ``\\protect\\citename{short }year``."""
     m = _LABEL_CMD_RE.search(label)
     if m:
-        args: list[str] = []
-        i = m.end()
-        while len(args) < 3:
-            group, j = read_group(label, i)
-            if group is None:
-                break
-            args.append(group)
-            i = j
+        args, i = read_groups(label, m.end(), 3)
         tail = plain_field(label[i:]).strip()
         if m.group(1) == "citename" and args:
             short, year = plain_field(args[0]).strip(" ,"), tail
@@ -550,12 +543,7 @@ def _harvard_as_bibitems(text: str) -> str:
             continue
         try:
             short, i = read_optional(text, m.end())
-            args = []
-            for _ in range(3):
-                arg, i = read_group(text, i)
-                if arg is None:
-                    break
-                args.append(arg)
+            args, i = read_groups(text, i, 3)
         except LatexError:
             continue
         if len(args) < 3:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from corpus.ingest.arxiv_ids import try_normalize
 from corpus.parse.document import BibEntry
+from corpus.parse.latex.braces import read_group
 
 _DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s{}\"<>,]+)")
 _ARXIV_RES = (
@@ -101,3 +102,16 @@ def volume_of(text: str) -> str:
     """The volume a reference names ("Vol. 485"), or ""."""
     m = _VOLUME_RE.search(text)
     return m.group(1) if m else ""
+
+
+def read_groups(s: str, i: int, n: int) -> tuple[list[str], int]:
+    """Up to ``n`` ``{...}`` groups in a row from ``s[i]`` (fewer where one is missing) and where
+    they end; raises :class:`~corpus.parse.latex.braces.LatexError` on an unclosed group."""
+    args: list[str] = []
+    while len(args) < n:
+        group, j = read_group(s, i)
+        if group is None:
+            break
+        args.append(group)
+        i = j
+    return args, i
