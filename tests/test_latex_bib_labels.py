@@ -58,6 +58,29 @@ Known \cite{b1,b2} and \cite{b7}, data from \cite{h1} and \cite{h2}, also \cite{
     assert hand == ["BIBREF7", "BIBREF8"]
 
 
+def test_a_list_that_goes_on_from_the_counter(tmp_path: Path) -> None:
+    """Nature's template: the "Methods References" list redefines thebibliography to set enumiv to
+    the main list's size, so it goes on from there (LaTeX prints [3], not [1])."""
+    main = r"""\documentclass{article}
+\begin{document}
+Main \cite{b1,b2}; methods \cite{h1}.
+\bibliographystyle{unsrt}
+\bibliography{refs}
+\let\oldthebibliography=\thebibliography
+\let\oldendthebibliography=\endthebibliography
+\renewenvironment{thebibliography}[1]{
+    \oldthebibliography{#1}
+    \setcounter{enumiv}{2}
+}{\oldendthebibliography}
+\begin{thebibliography}{10}
+\bibitem{h1} D. Keeper, ``Hand-written one,'' Data J. 1 (2020).
+\end{thebibliography}
+\end{document}
+"""
+    doc = _eprint(tmp_path, main, {"refs.bib": _BIB})
+    assert doc.body_text[0].text == "Main [1, 2]; methods [3]."
+
+
 def test_bbl_list_and_hand_written_list_in_print_order(tmp_path: Path) -> None:
     """With the .bbl shipped, it prints where ``\\bibliography`` stands: here after the
     hand-written list; a key defined twice is read once."""

@@ -14,6 +14,7 @@ from corpus.parse.latex.bib.bibtex import _entry_from_bib, parse_bib_file
 from corpus.parse.latex.bib.entries import _items_from, fill_from_bib
 from corpus.parse.latex.bib.item import _Item
 from corpus.parse.latex.bib.names import _bib_short
+from corpus.parse.latex.braces import LatexError, read_group, read_optional
 from corpus.parse.latex.cites import cited_keys
 from corpus.parse.latex.text import plain_field
 
@@ -39,15 +40,17 @@ def bibliography(source: LatexSource, body: str) -> tuple[list[_Item], bool]:
         from_bbl = True
         bbl_read = False
         for m in places:
+            start = 1
             if m.group().startswith("\\begin"):
                 part = _bibitems(m.group())
+                start = _first_number(body, m)
             elif bbl_read:
                 continue  # the .bbl prints where its first \bibliography is
             else:
                 bbl_read = True
                 part, from_bbl_part = _printed_list(source, body)
                 from_bbl = from_bbl and from_bbl_part
-            _append_list(items, part)
+            _append_list(items, part, start)
         return _titled(source, items), from_bbl
     refs = re.search(r"\\begin\s*\{references\}(.*?)(?:\\end\s*\{references\}|$)", body, re.S)
     if not (source.bbl and source.bbl.strip()) and refs:
@@ -78,13 +81,44 @@ def _printed_list(source: LatexSource, body: str) -> tuple[list[_Item], bool]:
     return items, False
 
 
-def _append_list(items: list[_Item], part: list[_Item]) -> None:
+_RENEW_LIST_RE = re.compile(
+    r"\\renew(?:environment\s*\{thebibliography\}|command\s*\{?\\thebibliography(?![A-Za-z])\}?)"
+)
+_ENUMIV_RE = re.compile(r"\\(set|addto)counter\s*\{enumiv\}\s*\{\s*(-?\d+)\s*\}")
+
+
+def _first_number(body: str, found: re.Match) -> int:
+    """The number of an inline list's first item: 1 (each ``thebibliography`` resets its counter),
+    or after what ``\\setcounter{enumiv}{62}`` sets, written in the list before its first item or
+    in the paper's redefinition of the environment (Nature's "Methods References" go on from the
+    main list's numbers)."""
+    head = found.group()
+    first_item = head.find("\\bibitem")
+    counter = _ENUMIV_RE.search(head, 0, first_item if first_item >= 0 else len(head))
+    if counter is None:
+        renews = list(_RENEW_LIST_RE.finditer(body, 0, found.start()))
+        renew = renews[-1] if renews else None
+        if renew is not None:
+            _, i = read_optional(body, renew.end())  # the number of arguments
+            _, i = read_optional(body, i)
+            try:
+                begin, _ = read_group(body, i)
+            except LatexError:
+                begin = None
+            counter = _ENUMIV_RE.search(begin or "")
+    if counter is None:
+        return 1
+    return int(counter.group(2)) + 1
+
+
+def _append_list(items: list[_Item], part: list[_Item], start: int = 1) -> None:
     """Add one printed list to ``items``: entries renumbered after those already there (their
-    ids stay unique), a list after the first printing its own numbers from 1, and keys already
-    defined left out (the paper's one entry for the key is the first)."""
+    ids stay unique), a list after the first printing its own numbers from ``start`` (1 but where
+    the paper sets the counter), and keys already defined left out (the paper's one entry for the
+    key is the first)."""
     first = not items
     seen = {it.key.lower() for it in items}
-    position = 0
+    position = start - 1
     for it in part:
         if it.key.lower() in seen:
             continue
@@ -92,8 +126,8 @@ def _append_list(items: list[_Item], part: list[_Item]) -> None:
         position += 1
         n = len(items)
         it.entry.ref_id, it.entry.num = f"BIBREF{n}", n
-        if not first and it.label is None:
-            it.label = str(position)  # each thebibliography list counts from 1
+        if (not first or start != 1) and it.label is None:
+            it.label = str(position)  # each thebibliography list counts from 1, or from its counter
         items.append(it)
 
 
