@@ -477,7 +477,9 @@ def _bbl_person(latex: str) -> Author | None:
     ``Sendner, C.`` or ``Mart{\\'\\i}n Abadi``; None for "et al." and the like."""
     if "\\bsnm" in latex:  # VTeX: \bparticle{van}~\bsnm{Last},~\bfnm{First}\binits{F.}\bsuffix{Jr}
         last = " ".join(p for p in (_vtex_group(latex, "bparticle"), _vtex_group(latex, "bsnm")) if p)
-        given = (_vtex_group(latex, "bfnm") or _vtex_group(latex, "binits")).split()
+        given = re.sub(
+            r"\.(?=[^\s.\-])", ". ", _vtex_group(latex, "bfnm") or _vtex_group(latex, "binits")
+        ).split()
         if not last or last.lower() == "others":
             return None
         return Author(
