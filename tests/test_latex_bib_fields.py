@@ -233,12 +233,15 @@ def test_proceedings_after_in_is_the_venue(shared_data) -> None:
 
 
 def test_the_bib_title_wins_where_the_bbl_prints_it(tmp_path) -> None:
-    """elsarticle-num prints "Names, Title, Journal Vol (Year) Pages": a title with commas is cut
-    at its first comma by the layout; the e-print's .bib has the title, and the .bbl prints it
-    whole, so the .bib's is the one printed. PLOS (plos2009.bst) puts the title in the names' block."""
+    """A comma style cuts a title with commas at its first comma when no volume and year follow it;
+    the e-print's .bib has the title, and the .bbl prints it whole, so the .bib's is the one printed.
+    elsarticle-num's "Title, with commas, Journal 4 (9) (2020) 1929--1948." is read whole by the
+    layout; PLOS (plos2009.bst) puts the title in the names' block."""
     from corpus.ingest.eprint import LatexSource
 
-    bbl = r"""\begin{thebibliography}{2}
+    bbl = r"""\begin{thebibliography}{3}
+\bibitem{na} L.~Nacken, F.~Krebs, Integrated renewable energy systems for Germany, a model-based exploration
+  of the decision space, 2019, p.~8.
 \bibitem{tr} T.~Tr\"ondle, J.~Lilliestam, S.~Marelli, S.~Pfenninger, Trade-offs between geographic scale,
   cost, and infrastructure requirements for fully renewable electricity in Europe, Joule 4~(9) (2020) 1929--1948.
 \bibitem{ed} Eddy SR, Durbin R (1994) {RNA} sequence analysis using covariance models.
@@ -246,14 +249,20 @@ def test_the_bib_title_wins_where_the_bbl_prints_it(tmp_path) -> None:
 \bibAnnoteFile{ed}
 \end{thebibliography}"""
     bib = (
-        '@article{tr, author={Tr{\\"o}ndle, Tim and Lilliestam, Johan}, title={Trade-Offs between Geographic '
-        "Scale, Cost, and Infrastructure Requirements for Fully Renewable Electricity in Europe}, "
-        "journal={Joule}, year={2020}}"
+        "@inproceedings{na, author={Nacken, Lukas and Krebs, Frank}, title={Integrated renewable energy systems "
+        "for Germany, a model-based exploration of the decision space}, year={2019}}"
     )
-    text = "\\documentclass{elsarticle}\\begin{document}See \\cite{tr,ed}.\\bibliography{refs}\\end{document}"
+    text = (
+        "\\documentclass{elsarticle}\\begin{document}See \\cite{na,tr,ed}.\\bibliography{refs}\\end{document}"
+    )
     doc = parse_latex(LatexSource(main="m.tex", text=text, bbl=bbl, bib=[bib]), "t")
-    tr, ed = doc.bib_entries["BIBREF0"], doc.bib_entries["BIBREF1"]
-    assert tr.title.startswith("Trade-Offs between Geographic Scale, Cost, and Infrastructure")
+    na, tr, ed = (doc.bib_entries[f"BIBREF{i}"] for i in range(3))
+    assert (
+        na.title
+        == "Integrated renewable energy systems for Germany, a model-based exploration of the decision space"
+    )
+    assert tr.title.startswith("Trade-offs between geographic scale, cost, and infrastructure")
+    assert (tr.venue, tr.year) == ("Joule", 2020)
     assert (ed.title, ed.venue, ed.year) == (
         "RNA sequence analysis using covariance models",
         "Nucleic Acids Research",

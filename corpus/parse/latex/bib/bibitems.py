@@ -260,6 +260,10 @@ def _by_sentences(latex: str, italic: tuple[str, int, int] | None) -> tuple[str,
 
 # the year after the names; jss.bst prints "(????)" for an entry without one
 _YEAR_AFTER_NAMES = re.compile(r"[\s,.:;]*\(?(?:(?:1[89]|20)\d\d|\?{4})[a-z]?\)?(?=[\s,.:;]|$)[\s,.:;]*")
+# elsarticle-num and other comma styles: "Names, Title (with commas), Journal 4 (9) (2020) 1929-1948."
+_ELSARTICLE_TAIL = re.compile(
+    r"(?P<title>[^()]{8,400}?),\s+(?P<venue>[^,()\d]{2,120}?)\s+\d+\s*(?:\(\s*[\d\-]+\s*\)\s*)?\((?:1[89]|20)\d\d\)"
+)
 _PAREN_YEAR = re.compile(r"\((?:1[89]|20)\d\d[a-z]?\)\s*\S")
 _PIECE_END = re.compile(r"[,;]|\s\d|\s?\((?=arXiv|\d|[Ii]n\b|[Ss]ubmitted)")
 _YEAR_NEXT = re.compile(r"(?:1[89]|20)\d\d[a-z]?(?:[,.;)\s]|$)")
@@ -313,6 +317,9 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
     published = _PUBLISHER_RE.match(rest) if not venue else None
     if published:  # "Deep Learning (MIT Press, 2016).": the title, then its publisher and year
         return authors, published["title"], published["publisher"].split(",")[0].strip()
+    tail_form = _ELSARTICLE_TAIL.match(rest) if comma_style and not venue else None
+    if tail_form and _is_title(tail_form["title"]):  # the venue is the piece before "Vol (Issue) (Year)"
+        return authors, tail_form["title"].strip(" .,"), tail_form["venue"].strip(" .,")
     comma = rest.find(", ")
     volume_next = (
         comma > 0 and rest[comma + 2 : comma + 3].isdigit() and not _YEAR_NEXT.match(rest, comma + 2)
