@@ -340,7 +340,9 @@ def _after_author_list(plain: str, venue: str) -> tuple[str, str, str] | None:
         head = re.sub(r"\s*\([^()]*\)$", "", head)  # "... P-splines (Cambridge University Press)"
         # "2017, Nature, 551, 80" is a venue; "2014, Deep Inside Convolutional Networks: ... (arXiv:...)",
         # "Szabo, A. Modern Quantum Chemistry, 1st ed." (ACS) a title
-        short = len(head.split()) < (4 if no_title_style else 3)
+        short = len(head.split()) < (
+            4 if no_title_style else 2 if year else 3
+        )  # "(2003) Inferring Phylogenies."
         if (
             short
             or not _is_title(head)

@@ -60,7 +60,7 @@ def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
             bib = _entry_from_bib(f, e.num or 0)
             e.venue, e.year, e.authors = e.venue or bib.venue, e.year or bib.year, e.authors or bib.authors
         title = clean_title(plain_field(f.get("title", "")))
-        printed = len(_words(title)) > 2 and _words(title) in _words(e.raw_text)
+        printed = len(_words(title).split()) >= 2 and _words(title) in _words(e.raw_text)
         if title and (not e.title or (printed and _words(e.title) != _words(title))):
             if e.title and not e.venue and _words(e.title) not in _words(title):
                 e.venue = e.title  # what was read as the title is the journal or the proceedings
