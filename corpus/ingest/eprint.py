@@ -42,8 +42,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # The version of arxiv_sources (corpus.versions): bump it whenever their rows change.
-# 2: the main file LaTeX would build (issue 34, D); 3: latexdiff output told apart by its marks
-# count, header and name (issue 44)
+# 2: the main file LaTeX would build (issue 34, D); 3 (issue 44): latexdiff output told apart by
+# its marks' count, header and name; the e-print's own .bst (its output.bibitem) kept with the
+# packages, for natbib's citation mode
 EPRINT_VERSION = "corpus.ingest.eprint/3"
 
 EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
@@ -842,7 +843,26 @@ def _gather_packages(root: Path, main: Path, src: LatexSource) -> None:
                 todo.append(body)
 
 
+_BIBSTYLE_RE = re.compile(r"\\bibliographystyle\s*\{([^{}/]+)\}")
+_BST_BIBITEM_RE = re.compile(r"FUNCTION\s*\{output\.bibitem\}\s*\{.*?\n\}", re.S)
+
+
+def _gather_bst(root: Path, main: Path, src: LatexSource) -> None:
+    """The e-print's own .bst, as the labels it writes (its ``output.bibitem``), under
+    ``packages["<name>.bst"]``: how natbib prints citations when no .bbl was shipped."""
+    m = _BIBSTYLE_RE.search(src.text)
+    if not m:
+        return
+    name = m[1].strip() + ".bst"
+    for path in ((main.parent / name).resolve(), (root / name).resolve()):
+        if path.is_file() and root in path.parents and path.stat().st_size <= _MAX_PACKAGE_BYTES:
+            function = _BST_BIBITEM_RE.search(read_text(path)[0])
+            src.packages[name] = function.group() if function else ""
+            return
+
+
 def _gather_bibliography(root: Path, main: Path, src: LatexSource) -> None:
+    _gather_bst(root, main, src)
     bbl_names = [main.with_suffix(".bbl")]
     for m in _BIBLIOGRAPHY_RE.finditer(src.text):
         bbl_names += [root / (n.strip() + ".bbl") for n in m[1].split(",") if n.strip()]

@@ -21,10 +21,27 @@ CITE_CMDS = frozenset(
     """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp
     Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite smartcite
     supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
-    citeasnoun citetalias citepalias""".split()
+    citeasnoun citetalias citepalias"""
+    # natbib's full author list; biblatex's other citation commands; ACM's and apacite's; harvard's
+    """ citefullauthor Citefullauthor Smartcite Footcite footcitetext Footcitetext footcites Footcites
+    Parencites Textcites smartcites Smartcites Autocites supercites citetitle Citetitle citedate citeurl
+    fullcite footfullcite citeANP citeNN citeNP citeyearNP citeauthorNP shortciteA shortciteNP
+    shortciteauthor fullciteA fullciteNP possessivecite""".split()
 )
-_TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
-_NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
+# What a command prints besides the plain citation: its author list (short or full), its year,
+# the title or the whole entry
+_AUTHOR_ONLY = frozenset("citeauthor Citeauthor citeauthorNP shortciteauthor citeANP".split())
+_FULL_AUTHORS = frozenset("citefullauthor Citefullauthor".split())
+_YEAR_ONLY = frozenset("citeyear citedate citeyearNP".split())
+_TITLE_ONLY = frozenset("citetitle Citetitle".split())
+_WHOLE_ENTRY = frozenset("fullcite footfullcite".split())
+_NOT_NUMBERED = _AUTHOR_ONLY | _FULL_AUTHORS | _YEAR_ONLY | _TITLE_ONLY | _WHOLE_ENTRY
+_TEXTUAL = frozenset(
+    "citet Citet textcite Textcite Textcites textcites citeasnoun citeA shortciteA fullciteA".split()
+)
+_NOPAREN = frozenset(
+    "citealp Citealp citealt Citealt citenum citeNP shortciteNP fullciteNP possessivecite".split()
+)
 _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers without brackets
 DEFCITEALIAS_RE = re.compile(r"\\defcitealias\s*\{([^{}]*)\}\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 
@@ -74,6 +91,7 @@ def cited_keys(body: str) -> list[str]:
 
 
 def emit_cites(b: Builder, cmd: str, groups: list[CiteGroup], ctx: Context) -> None:
+    cmd = ctx.cite_as.get(cmd, cmd)  # what the paper's class makes of it (acmart: \citeNN is \citeyearpar)
     if cmd in ("nocite",):
         return
     for pre, post, keys in groups:
@@ -85,7 +103,7 @@ def emit_cites(b: Builder, cmd: str, groups: list[CiteGroup], ctx: Context) -> N
             continue
         if ctx.style == "NAME-YEAR":
             _emit_name_year(b, cmd, pre, post, items, ctx.cite_form)
-        elif cmd in _TEXTUAL or cmd in ("citeauthor", "Citeauthor"):
+        elif cmd in _TEXTUAL or cmd in _NOT_NUMBERED:
             _emit_bracket(b, cmd, items)
         else:
             _emit_numbers(b, cmd, pre, post, items, ctx)
@@ -113,7 +131,10 @@ def _emit_bracket(b: Builder, cmd: str, items) -> None:
             b.span("[?]", None, b.cites)
             continue
         label = item.label if item.label and not item.short else str(item.entry.num + 1)
-        if cmd in ("citeauthor", "Citeauthor") and item.short:
+        printed = _not_numbered(cmd, item)
+        if printed is not None:
+            b.span(printed, item.entry.ref_id, b.cites)
+        elif cmd in _AUTHOR_ONLY and item.short:
             b.span(item.short, item.entry.ref_id, b.cites)
         elif cmd in _TEXTUAL and item.short:
             b.span(f"{item.short} [{label}]", item.entry.ref_id, b.cites)
@@ -121,6 +142,20 @@ def _emit_bracket(b: Builder, cmd: str, items) -> None:
             b.span(label, item.entry.ref_id, b.cites)
         else:
             b.span(f"[{label}]", item.entry.ref_id, b.cites)
+
+
+def _not_numbered(cmd: str, item) -> str | None:
+    """What an entry prints for a command that prints no label: the full author list, the year,
+    the title or the whole entry; None for the other commands."""
+    if cmd in _FULL_AUTHORS:
+        return item.long or item.short or None
+    if cmd in _YEAR_ONLY:
+        return item.year_label or (str(item.entry.year) if item.entry.year else "n.d.")
+    if cmd in _TITLE_ONLY:
+        return item.entry.title or None
+    if cmd in _WHOLE_ENTRY:
+        return item.entry.raw_text or None
+    return None
 
 
 def _label(item) -> str:
@@ -209,7 +244,7 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
         not textual
         and not (plain and cite_form == "bare")
         and cmd not in _NOPAREN
-        and cmd not in ("citeauthor", "Citeauthor", "citeyear")
+        and cmd not in _NOT_NUMBERED
     )
     if paren:
         b.add(" (" if b.last not in ("", " ", "(") else "(")
@@ -223,10 +258,15 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
             continue
         short = item.short or (item.entry.authors[0].last if item.entry.authors else item.key)
         year = item.year_label or (str(item.entry.year) if item.entry.year else "n.d.")
-        if cmd in ("citeauthor", "Citeauthor"):
+        printed = _not_numbered(cmd, item)
+        if printed is not None:
+            text = printed
+        elif cmd in _AUTHOR_ONLY:
             text = short
-        elif cmd in ("citeyear", "citeyearpar"):
+        elif cmd == "citeyearpar":
             text = year
+        elif cmd == "possessivecite":
+            text = f"{short}\u2019s ({year})"
         elif textual:
             text = f"{short} ({year})"
         else:

@@ -82,11 +82,13 @@ __all__ = [
 # parser (PARSER_NAME), not its version, which the partition's provenance records (corpus.store);
 # 4: issue 34 (math accents and alphabets, one argument table, theorem headings, citation forms,
 # front matter, bibliography fields, equations kept as spans, unclosed environments recovered);
-# 5: issues 43/44 (a token front end: macros as token lists, conditionals and math shifts as TeX
-# reads them, font switches in groups; counters stepped as LaTeX steps them in one walk: \label
-# takes the current label anywhere, class numbering and appendices, secnumdepth, refs in headings,
-# hyperref and cleveref names; and the parts of a paper where LaTeX puts them)
-PARSER_VERSION = "corpus.parse.latex/5"
+# 5: issue 43's token front end (macros as token lists, conditionals and math shifts as TeX reads
+# them, font switches in groups); 6: issues 43/44 on top of it: counters stepped as LaTeX steps
+# them in one walk (\label takes the current label anywhere, class numbering and appendices,
+# secnumdepth, refs in headings, hyperref and cleveref names); layout commands, front matter,
+# abstracts and maths where LaTeX puts them; every printed bibliography list read, bibliography
+# fields and VTeX markup, citation labels and natbib's mode from what it is told
+PARSER_VERSION = "corpus.parse.latex/6"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
@@ -126,14 +128,14 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     body = knowledge_quotes(preamble, body)
     body = quotations(body)  # csquotes: the keys its quotations cite are cited keys
 
-    items, from_bbl = bibliography(source, body)
+    items, from_bbl = bibliography(source, body, "\n".join(environments))
     labels_author_year = sum(1 for it in items if it.short) * 2 >= len(items) > 0 if from_bbl else None
     mode = cite_mode(preamble, text, source.packages, labels_author_year)
     bib = {it.key.lower(): it for it in reversed(items)}  # BibTeX matches keys whatever their case
     bib.update({it.key: it for it in items})
     if mode.alpha and not from_bbl:
         alpha_labels(items, mode.alpha_style)
-    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers)
+    ctx = Context(bib=bib, style=mode.style, cite_form=mode.cite, numbers=mode.numbers, cite_as=mode.cite_as)
     ctx.alpha, ctx.alpha_style = mode.alpha, mode.alpha_style
     ctx.ref_names = names
     for m in DEFCITEALIAS_RE.finditer(text):

@@ -30,6 +30,7 @@ class Context:
     # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare form
     cite_form: CiteForm = "textual"
     aliases: dict[str, str] = field(default_factory=dict)  # natbib's \defcitealias{key}{Paper I}
+    cite_as: dict[str, str] = field(default_factory=dict)  # a cite command the class makes another one
     numbers: NumberForm = "list"  # several numbered keys: "[1, 2]", "[1–3]", "[1], [2]"
     alpha: bool = False  # alphabetic labels
     alpha_style: str = "bibtex"  # "biblatex": labels joined with "; "
