@@ -150,3 +150,51 @@ def test_many_documents_and_a_shared_input_stay_fast(tmp_path: Path) -> None:
     main, why = main_file(tmp_path)
     assert main == tmp_path / "doc199.tex" and "larger" in why
     assert time.process_time() - start < 10
+
+
+def test_latexdiff_output_loses_to_a_paper_with_marks_left_in_it(eprint: Path) -> None:
+    """Issue 44: the paper an author submits can keep a few latexdiff marks (a change accepted by
+    hand); the difference file beside it holds hundreds. Of two marked documents the one with
+    fewer marks is the paper, whatever their names and sizes."""
+    ms = (eprint / "ms.tex").read_text()
+    for name in ("intro", "methods", "results", "conclusion"):
+        ms = ms.replace("\\input{" + name + "}", (eprint / f"{name}.tex").read_text())
+    (eprint / "changes.tex").write_text(_latexdiff(ms))
+    intro = (eprint / "intro.tex").read_text()
+    (eprint / "intro.tex").write_text("\\DIFaddbegin \\DIFaddend " + intro)  # left in the paper
+    (eprint / "ms.tex").rename(eprint / "edelman_basis.tex")
+    (eprint / "ms.bbl").rename(eprint / "edelman_basis.bbl")
+    main, why = main_file(eprint)
+    assert main == eprint / "edelman_basis.tex"
+    assert "latexdiff" in why
+
+
+def test_a_difference_file_named_diff_without_marks_loses(eprint: Path) -> None:
+    """latexdiff-vc and git-latexdiff name their output ``<name>-diff<rev>.tex``; one run on two
+    identical versions holds no mark, only latexdiff's ``%DIF`` header comments."""
+    text = (eprint / "ms.tex").read_text()
+    (eprint / "ms-diffHEAD~1.tex").write_text("%DIF LATEXDIFF DIFFERENCE FILE\n" + text + "\n" * 2000)
+    (eprint / "ms.tex").rename(eprint / "edelman_basis.tex")
+    (eprint / "ms.bbl").rename(eprint / "edelman_basis.bbl")
+    assert main_file(eprint)[0] == eprint / "edelman_basis.tex"
+
+
+def test_input_through_a_let_alias_reads_the_file_or_nothing(eprint: Path) -> None:
+    """``\\let\\conditionalinput\\@input`` (LaTeX's input-if-it-exists): the alias inputs what is
+    there and prints nothing for a file the e-print does not hold, never its path."""
+    ms = (eprint / "ms.tex").read_text()
+    ms = ms.replace(
+        "\\begin{document}",
+        "\\makeatletter\\let\\conditionalinput\\@input\\makeatother\n\\begin{document}",
+        1,
+    )
+    ms = ms.replace(
+        "\\input{intro.tex}", "\\conditionalinput{intro}\n\\conditionalinput{/home/author/paper/extra.tex}"
+    )
+    assert "\\conditionalinput{intro}" in ms
+    (eprint / "ms.tex").write_text(ms)
+    doc = parse_latex(assemble_source(eprint, eprint / "ms.tex"), "basis")
+    good = parse_latex(assemble_source(BASIS, BASIS / "ms.tex"), "basis")
+    texts = [p.text for p in doc.body_text]
+    assert texts == [p.text for p in good.body_text]
+    assert not any("extra.tex" in t or "/home" in t for t in texts)

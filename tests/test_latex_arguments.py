@@ -124,4 +124,4 @@ def test_conditionals_print_the_branch_latex_takes() -> None:
 
 def test_one_table_says_which_arguments_are_text() -> None:
     assert ARGUMENTS["textcolor"] == "omt" and ARGUMENTS["hyperref"] == "ot"
-    assert all(set(spec) <= set("soOmtgly=_") for spec in ARGUMENTS.values())
+    assert all(set(spec) <= set("soOdmtgly=_") for spec in ARGUMENTS.values())

@@ -677,10 +677,14 @@ def test_eprint_keeps_what_its_own_class_loads_not_the_class(tmp_path: Path) -> 
 
 def test_inline_array_is_math_not_a_table(shared_data) -> None:
     """engrafo 1707.08043 writes ``$\\begin{array}{ccccc} L & ... \\end{array}$`` in a sentence:
-    no column spec and cells in the text, no table, no equation number taken."""
+    no column spec in the text, no table, no equation number taken; its cells are the sentence's
+    math (issue 44: the diagram L → S′ → S′/m′ was cut out, "(If m′ is a maximal ideal) , with")."""
     doc = parse_latex(_source(DATA / "latex_sources" / "engrafo" / "1707.08043"), "1707.08043")
     text = " ".join(p.text for p in doc.body_text)
-    assert "ccccc" not in text and "(If m′ is a maximal ideal) , with π ∘ i an isomorphism." in text
+    assert (
+        "ccccc" not in text
+        and "(If m′ is a maximal ideal) L i↪ S′ π ⟶ S′/m′ , with π ∘ i an isomorphism." in text
+    )
     assert not any(e.type == "table" and "array" in (e.latex or "")[:20] for e in doc.ref_entries.values())
 
 

@@ -185,7 +185,8 @@ def test_expansion_is_bounded() -> None:
         _body("\\aa", preamble)
     assert err.value.code == "macro_blowup" and time.process_time() - start < 10
     preamble = "\\NewDocumentCommand{\\yieldrun}{}{\\mathop{\\kl[\\yieldrun]{\\mathsf{yield}}}}"
-    assert _body("The word $\\yieldrun(R)$ is read.", preamble) == ["The word []𝗒𝗂𝖾𝗅𝖽(R) is read."]
+    # the option of \kl names the notion: no text (corpus.parse.latex.commands, issue 44)
+    assert _body("The word $\\yieldrun(R)$ is read.", preamble) == ["The word 𝗒𝗂𝖾𝗅𝖽(R) is read."]
 
 
 def test_showyourwork_values_print(shared_data) -> None:

@@ -42,7 +42,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # The version of arxiv_sources (corpus.versions): bump it whenever their rows change.
-EPRINT_VERSION = "corpus.ingest.eprint/2"  # 2: the main file LaTeX would build (issue 34, D)
+# 2: the main file LaTeX would build (issue 34, D); 3 (issue 44): latexdiff output told apart by
+# its marks' count, header and name; the e-print's own .bst (its output.bibitem) kept with the
+# packages, for natbib's citation mode
+EPRINT_VERSION = "corpus.ingest.eprint/3"
 
 EprintKind = Literal["tar", "gzip_tex", "tex", "pdf", "ps", "empty", "unknown"]
 
@@ -383,11 +386,14 @@ _DOCCLASS_RE = re.compile(r"\\document(?:class|style)\s*[\[{]")
 _BEGIN_DOC_RE = re.compile(r"\\begin\s*\{document\}")
 _END_DOC_RE = re.compile(r"\\end\s*\{document\}")
 _INPUT_RE = re.compile(
-    r"\\(?P<cmd>input|include|subfile|subfileinclude|loadglsentries)(?![A-Za-z])\s*(?:\[[^\]]*\]\s*)?"
+    r"\\(?P<cmd>input|include|subfile|subfileinclude|loadglsentries|@input)(?![A-Za-z@])\s*(?:\[[^\]]*\]\s*)?"
     r"(?:\{(?P<arg>[^{}]*)\}|(?P<bare>[^\s{}\\\[]+))"
     r"|\\(?P<icmd>import|subimport|includefrom|subincludefrom|inputfrom|subinputfrom)\*?\s*\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]*)\}"
 )
 _ENDINPUT_RE = re.compile(r"\\endinput(?![A-Za-z])")
+# \let\conditionalinput\@input: the new name inputs a file as the old one does (\@input, LaTeX's
+# input-if-it-exists, prints nothing for a missing file)
+_LET_INPUT_RE = re.compile(r"\\let\s*\\([A-Za-z@]+)\s*=?\s*\\(?:@input|input|include)(?![A-Za-z@])")
 _BIBLIOGRAPHY_RE = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
 _ADDBIB_RE = re.compile(r"\\(?:addbibresource|addglobalbib|bibliography)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
 _MAIN_NAMES = ("main", "ms", "paper", "article", "manuscript", "arxiv")
@@ -492,19 +498,20 @@ class _Facts:
     size: int
     docclass: bool
     begins: bool  # \\begin{document}
-    latexdiff: bool
+    latexdiff: int  # latexdiff's marks (\\DIFadd, \\DIFdelbegin ...), or 1 for its header alone
     letter: bool  # a letter class
     inline_bibliography: bool  # thebibliography, or no bibliography command at all needed
     printbibliography: bool
     bibliographies: list[str]  # what its \\bibliography / \\addbibresource name
 
 
-def _facts(text: str) -> _Facts:
+def _facts(text: str, raw: str = "") -> _Facts:
+    marks = len(_LATEXDIFF_RE.findall(text))
     return _Facts(
         size=len(text),
         docclass=_DOCCLASS_RE.search(text) is not None,
         begins=_BEGIN_DOC_RE.search(text) is not None,
-        latexdiff=_LATEXDIFF_RE.search(text) is not None,
+        latexdiff=marks or int("%DIF " in raw),
         letter=_LETTER_CLASS_RE.search(text) is not None,
         inline_bibliography="thebibliography" in text,
         printbibliography=re.search(r"\\printbibliography(?![A-Za-z])", text) is not None,
@@ -528,6 +535,12 @@ class _Candidate:
     def any(self, name: str) -> bool:
         return any(getattr(f, name) for f in self.facts)
 
+    @property
+    def marks(self) -> int:
+        """latexdiff's marks in the files it reaches: of two marked documents, the one with
+        fewer is the paper (marks an author left in it), the other the difference file."""
+        return sum(f.latexdiff for f in self.facts)
+
 
 def main_file(root: Path) -> tuple[Path | None, str]:
     """The file LaTeX would build for the paper, and why it was chosen.
@@ -536,7 +549,8 @@ def main_file(root: Path) -> tuple[Path | None, str]:
     ``\\begin{document}`` (``main.tex`` = ``\\input{header}`` + the document counts, the header
     alone does not). arXiv's ``00README`` (``.XXX`` or ``.json``) decides when it names a
     top-level file or files to ignore. Otherwise candidates are judged by the document they
-    reach, in this order: not latexdiff output (``\\DIFadd``/``\\DIFdel``) nor a pandoc template
+    reach, in this order: not latexdiff output (``\\DIFadd``/``\\DIFdel`` marks, its ``%DIF`` header, a
+    ``diff`` name; of two marked documents the one with fewer marks) nor a pandoc template
     (``$body$``); not input by another candidate; not a side document (a response, rebuttal,
     cover letter, supplement or appendix: by name, or a ``letter`` class); a substantial
     document (a quarter of the largest at least: a standalone figure or an answer to the
@@ -546,10 +560,12 @@ def main_file(root: Path) -> tuple[Path | None, str]:
     """
     root = Path(root).resolve()
     texts: dict[Path, str] = {}
+    facts: dict[Path, _Facts] = {}
     for path in _tex_files(root):
         if path.stat().st_size <= 32 * 1024 * 1024:
-            texts[path.resolve()] = strip_comments(read_text(path)[0])
-    facts = {path: _facts(text) for path, text in texts.items()}
+            raw = read_text(path)[0]
+            texts[path.resolve()] = strip_comments(raw)
+            facts[path.resolve()] = _facts(texts[path.resolve()], raw)
     toplevel, ignored = _readme_directives(root)
     candidates: list[_Candidate] = []
     for path, text in texts.items():
@@ -573,7 +589,7 @@ def main_file(root: Path) -> tuple[Path | None, str]:
     def rank(c: _Candidate) -> tuple:
         stem = c.path.stem.lower()
         return (
-            c.any("latexdiff"),
+            (c.any("latexdiff") or _DIFF_NAME_RE.search(c.path.stem) is not None, c.marks),
             bool(_PANDOC_TEMPLATE_RE.search(c.text)),
             c.path in included,
             any(w in stem for w in _SIDE_WORDS) or c.any("letter"),
@@ -604,7 +620,9 @@ _RANK_REASONS = (  # why the best candidate beat the next one, by the first rank
     "a conventional name, unlike {other}",
     "first by name, before {other}",
 )
-_LATEXDIFF_RE = re.compile(r"\\DIF(?:add|del)(?:begin|end|FL|beginFL|endFL)?(?![A-Za-z])")
+_LATEXDIFF_RE = re.compile(r"\\DIF(?:add|del|mod)(?:begin|end|FL|beginFL|endFL|tex)?(?![A-Za-z])")
+# latexdiff-vc and git-latexdiff name their output main-diff.tex, ms-diffHEAD~1.tex, diff.tex
+_DIFF_NAME_RE = re.compile(r"(?:^|[^A-Za-z])diff(?![a-z])")
 _PANDOC_TEMPLATE_RE = re.compile(r"\$(?:body|if\([\w.-]+\)|endif|for\([\w.-]+\)|endfor)\$")
 _LETTER_CLASS_RE = re.compile(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{\s*\w*letter\w*\s*\}")
 _README_NAMES = ("00README.json", "00README.XXX", "00README")
@@ -723,6 +741,7 @@ def assemble_source(
     main = Path(main).resolve()
     src = LatexSource(main=main.relative_to(root).as_posix(), text="")
     total = [0]
+    aliases: set[str] = set()
 
     def load(path: Path, stack: tuple[Path, ...]) -> str:
         if path in stack:
@@ -745,14 +764,21 @@ def assemble_source(
         total[0] += len(text)
         if total[0] > max_chars:
             raise EprintError("source_too_large", f"inlined source exceeds {max_chars} characters")
+        if "\\let" in text:  # \let\conditionalinput\@input: no text, and a name that inputs from now on
+            aliases.update(_LET_INPUT_RE.findall(text))
+            text = _LET_INPUT_RE.sub("", text)
+        if aliases:
+            text = _with_input_aliases(text, aliases)
         out, pos = [], 0
         for m in _INPUT_RE.finditer(text):
             name = _input_name(m)
             target = _resolve_input(root, path.parent, name)
             out.append(text[pos : m.start()])
             pos = m.end()
-            if target is None:
+            if target is None:  # LaTeX reads nothing: a line that held only the command is no blank line
                 src.warnings.append(f"missing_input: {name}")
+                if text[m.start() - 1 : m.start()] in ("\n", "") and text[pos : pos + 1] == "\n":
+                    pos += 1
                 continue
             if target.suffix.lower() not in (".tex", ".bbl", ".ltx", ".sty", ".cls", ".def", ""):
                 src.warnings.append(f"skipped_input: {name}")
@@ -760,7 +786,10 @@ def assemble_source(
             if target.suffix.lower() in (".sty", ".cls"):
                 continue
             sep = "\n" if m["cmd"] in ("include", "subfile") else ""
-            out.append(sep + load(target, (*stack, path)) + sep)
+            inlined = load(target, (*stack, path))
+            if not sep and inlined.endswith("\n") and text[pos : pos + 1] == "\n":
+                inlined = inlined[:-1]  # the file's last line end and the input line's make one space
+            out.append(sep + inlined + sep)
         out.append(text[pos:])
         return "".join(out)
 
@@ -768,6 +797,12 @@ def assemble_source(
     _gather_packages(root, main, src)
     _gather_bibliography(root, main, src)
     return src
+
+
+def _with_input_aliases(text: str, aliases: set[str]) -> str:
+    """``text`` with the names ``\\let`` to an input command written as ``\\@input``."""
+    names = "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
+    return re.sub(r"\\(?:" + names + r")(?![A-Za-z@])", lambda _: "\\@input", text)
 
 
 _USEPACKAGE_RE = re.compile(
@@ -808,7 +843,26 @@ def _gather_packages(root: Path, main: Path, src: LatexSource) -> None:
                 todo.append(body)
 
 
+_BIBSTYLE_RE = re.compile(r"\\bibliographystyle\s*\{([^{}/]+)\}")
+_BST_BIBITEM_RE = re.compile(r"FUNCTION\s*\{output\.bibitem\}\s*\{.*?\n\}", re.S)
+
+
+def _gather_bst(root: Path, main: Path, src: LatexSource) -> None:
+    """The e-print's own .bst, as the labels it writes (its ``output.bibitem``), under
+    ``packages["<name>.bst"]``: how natbib prints citations when no .bbl was shipped."""
+    m = _BIBSTYLE_RE.search(src.text)
+    if not m:
+        return
+    name = m[1].strip() + ".bst"
+    for path in ((main.parent / name).resolve(), (root / name).resolve()):
+        if path.is_file() and root in path.parents and path.stat().st_size <= _MAX_PACKAGE_BYTES:
+            function = _BST_BIBITEM_RE.search(read_text(path)[0])
+            src.packages[name] = function.group() if function else ""
+            return
+
+
 def _gather_bibliography(root: Path, main: Path, src: LatexSource) -> None:
+    _gather_bst(root, main, src)
     bbl_names = [main.with_suffix(".bbl")]
     for m in _BIBLIOGRAPHY_RE.finditer(src.text):
         bbl_names += [root / (n.strip() + ".bbl") for n in m[1].split(",") if n.strip()]

@@ -5,7 +5,7 @@ bibitem's own label); in NAME-YEAR papers the span is ``Smith et al., 2019`` ins
 ``(...; ...)`` for parenthetical cites and ``Smith et al. (2019)`` for textual ones
 (``\\citet``, ``\\textcite``); ``\\cite`` is textual as in natbib, parenthetical with the
 ACL-family and AAAI styles that redefine it. Unknown keys print ``[?]`` as LaTeX does and
-have ``ref_id=None``. A ref prints its target's number (``??`` when the label is unknown).
+have ``ref_id=None``. Refs are printed by :mod:`corpus.parse.latex.refs`.
 """
 
 from __future__ import annotations
@@ -21,22 +21,27 @@ CITE_CMDS = frozenset(
     """cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum Cite Citep Citet Citealp
     Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite smartcite
     supercite cites parencites textcites autocites onlinecite citen citeA shortcite nocite citeN
-    citeasnoun citetalias citepalias""".split()
+    citeasnoun citetalias citepalias"""
+    # natbib's full author list; biblatex's other citation commands; ACM's and apacite's; harvard's
+    """ citefullauthor Citefullauthor Smartcite Footcite footcitetext Footcitetext footcites Footcites
+    Parencites Textcites smartcites Smartcites Autocites supercites citetitle Citetitle citedate citeurl
+    fullcite footfullcite citeANP citeNN citeNP citeyearNP citeauthorNP shortciteA shortciteNP
+    shortciteauthor fullciteA fullciteNP possessivecite""".split()
 )
-# jmlr's reference commands print their object's name ("Figure 1", "Figures 1 and 2")
-_NAMED_REFS = {
-    "figureref": "Figure", "tableref": "Table", "sectionref": "Section", "equationref": "Equation",
-    "appendixref": "Appendix", "algorithmref": "Algorithm", "theoremref": "Theorem", "lemmaref": "Lemma",
-    "corollaryref": "Corollary", "propositionref": "Proposition", "definitionref": "Definition",
-    "remarkref": "Remark", "exampleref": "Example", "conjectureref": "Conjecture", "axiomref": "Axiom",
-    "chapterref": "Chapter", "partref": "Part",
-}  # fmt: skip
-REF_CMDS = frozenset(
-    "ref eqref autoref Autoref cref Cref crefrange subref vref Vref nameref pageref proofref".split()
-) | frozenset(_NAMED_REFS)
-LIST_REFS = frozenset({"cref", "Cref"}) | frozenset(_NAMED_REFS)  # a comma separates labels
-_TEXTUAL = frozenset("citet Citet textcite Textcite citeasnoun citeA".split())
-_NOPAREN = frozenset("citealp Citealp citealt Citealt citenum".split())
+# What a command prints besides the plain citation: its author list (short or full), its year,
+# the title or the whole entry
+_AUTHOR_ONLY = frozenset("citeauthor Citeauthor citeauthorNP shortciteauthor citeANP".split())
+_FULL_AUTHORS = frozenset("citefullauthor Citefullauthor".split())
+_YEAR_ONLY = frozenset("citeyear citedate citeyearNP".split())
+_TITLE_ONLY = frozenset("citetitle Citetitle".split())
+_WHOLE_ENTRY = frozenset("fullcite footfullcite".split())
+_NOT_NUMBERED = _AUTHOR_ONLY | _FULL_AUTHORS | _YEAR_ONLY | _TITLE_ONLY | _WHOLE_ENTRY
+_TEXTUAL = frozenset(
+    "citet Citet textcite Textcite Textcites textcites citeasnoun citeA shortciteA fullciteA".split()
+)
+_NOPAREN = frozenset(
+    "citealp Citealp citealt Citealt citenum citeNP shortciteNP fullciteNP possessivecite".split()
+)
 _NUMBERS_ONLY = frozenset("citenum citen citealp Citealp".split())  # numbers without brackets
 DEFCITEALIAS_RE = re.compile(r"\\defcitealias\s*\{([^{}]*)\}\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 
@@ -86,6 +91,7 @@ def cited_keys(body: str) -> list[str]:
 
 
 def emit_cites(b: Builder, cmd: str, groups: list[CiteGroup], ctx: Context) -> None:
+    cmd = ctx.cite_as.get(cmd, cmd)  # what the paper's class makes of it (acmart: \citeNN is \citeyearpar)
     if cmd in ("nocite",):
         return
     for pre, post, keys in groups:
@@ -97,7 +103,7 @@ def emit_cites(b: Builder, cmd: str, groups: list[CiteGroup], ctx: Context) -> N
             continue
         if ctx.style == "NAME-YEAR":
             _emit_name_year(b, cmd, pre, post, items, ctx.cite_form)
-        elif cmd in _TEXTUAL or cmd in ("citeauthor", "Citeauthor"):
+        elif cmd in _TEXTUAL or cmd in _NOT_NUMBERED:
             _emit_bracket(b, cmd, items)
         else:
             _emit_numbers(b, cmd, pre, post, items, ctx)
@@ -125,7 +131,10 @@ def _emit_bracket(b: Builder, cmd: str, items) -> None:
             b.span("[?]", None, b.cites)
             continue
         label = item.label if item.label and not item.short else str(item.entry.num + 1)
-        if cmd in ("citeauthor", "Citeauthor") and item.short:
+        printed = _not_numbered(cmd, item)
+        if printed is not None:
+            b.span(printed, item.entry.ref_id, b.cites)
+        elif cmd in _AUTHOR_ONLY and item.short:
             b.span(item.short, item.entry.ref_id, b.cites)
         elif cmd in _TEXTUAL and item.short:
             b.span(f"{item.short} [{label}]", item.entry.ref_id, b.cites)
@@ -133,6 +142,20 @@ def _emit_bracket(b: Builder, cmd: str, items) -> None:
             b.span(label, item.entry.ref_id, b.cites)
         else:
             b.span(f"[{label}]", item.entry.ref_id, b.cites)
+
+
+def _not_numbered(cmd: str, item) -> str | None:
+    """What an entry prints for a command that prints no label: the full author list, the year,
+    the title or the whole entry; None for the other commands."""
+    if cmd in _FULL_AUTHORS:
+        return item.long or item.short or None
+    if cmd in _YEAR_ONLY:
+        return item.year_label or (str(item.entry.year) if item.entry.year else "n.d.")
+    if cmd in _TITLE_ONLY:
+        return item.entry.title or None
+    if cmd in _WHOLE_ENTRY:
+        return item.entry.raw_text or None
+    return None
 
 
 def _label(item) -> str:
@@ -221,7 +244,7 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
         not textual
         and not (plain and cite_form == "bare")
         and cmd not in _NOPAREN
-        and cmd not in ("citeauthor", "Citeauthor", "citeyear")
+        and cmd not in _NOT_NUMBERED
     )
     if paren:
         b.add(" (" if b.last not in ("", " ", "(") else "(")
@@ -235,10 +258,15 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
             continue
         short = item.short or (item.entry.authors[0].last if item.entry.authors else item.key)
         year = item.year_label or (str(item.entry.year) if item.entry.year else "n.d.")
-        if cmd in ("citeauthor", "Citeauthor"):
+        printed = _not_numbered(cmd, item)
+        if printed is not None:
+            text = printed
+        elif cmd in _AUTHOR_ONLY:
             text = short
-        elif cmd in ("citeyear", "citeyearpar"):
+        elif cmd == "citeyearpar":
             text = year
+        elif cmd == "possessivecite":
+            text = f"{short}\u2019s ({year})"
         elif textual:
             text = f"{short} ({year})"
         else:
@@ -248,49 +276,6 @@ def _emit_name_year(b: Builder, cmd: str, pre, post, items, cite_form: CiteForm 
         b.add(", " + _plain(post))
     if paren:
         b.add(")")
-
-
-def _emit_named(b: Builder, name: str, labels: list[str], ctx: Context) -> None:
-    """jmlr's ``\\figureref{a,b}``: "Figures 1 and 2" (one label: "Figure 1", one span)."""
-    targets = [ctx.labels.get(lab) for lab in labels]
-    if len(targets) == 1:
-        t = targets[0]
-        b.span(f"{name} {t.num}" if t else "??", t.ref_id if t else None, b.refs)
-        return
-    b.add(name + "s ")
-    for n, t in enumerate(targets):
-        if n:
-            b.add(" and " if n == len(targets) - 1 else ", ")
-        b.span(t.num if t else "??", t.ref_id if t else None, b.refs)
-
-
-_REF_NAMES = {
-    "figure": ("Figure", "Fig."), "table": ("Table", "Table"), "equation": ("Equation", "Eq."),
-    "section": ("Section", "Section"), "algorithm": ("Algorithm", "Alg."), "item": ("item", "item"),
-}  # fmt: skip
-
-
-def emit_refs(b: Builder, cmd: str, labels: list[str], ctx: Context) -> None:
-    if cmd == "pageref":
-        return
-    if cmd in _NAMED_REFS:
-        _emit_named(b, _NAMED_REFS[cmd], labels, ctx)
-        return
-    for n, label in enumerate(labels):
-        if n:
-            b.add(", ")
-        t = ctx.labels.get(label)
-        if t is None:
-            b.span("??", None, b.refs)
-            continue
-        num = t.num
-        if cmd == "eqref" or (cmd in ("cref",) and t.kind == "equation"):
-            num = f"({num})"
-        if cmd in ("autoref", "Autoref", "Cref", "cref"):  # \vref prints \ref's number (and a page)
-            long, short = _REF_NAMES.get(t.kind, (t.kind, t.kind))
-            name = short if cmd == "cref" else long
-            num = f"{name} {num}".strip()
-        b.span(num, t.ref_id, b.refs)
 
 
 _QUOTE_RE = re.compile(

@@ -132,7 +132,7 @@ class Expander(Definitions, Modes, Conditionals):
         self.global_next = False
         self.discard = self.in_package = False
         self.pushed = 0
-        self.since_source = 0
+        self.since_source = self.loop_at = 0
         self.warned = 0
         self.line_at = (0, 1)
         self.macro_at = self.cond_at = 0
@@ -176,7 +176,6 @@ class Expander(Definitions, Modes, Conditionals):
         elif self.pos < self.n:
             tok = self.src[self.pos]
             self.pos += 1
-            self.since_source = 0
         else:
             return None
         self.taken.append(tok)
@@ -255,10 +254,11 @@ class Expander(Definitions, Modes, Conditionals):
         return tok[0]
 
     def _group(self) -> list[str] | None:
-        """The tokens up to the ``}`` closing a group whose ``{`` was just taken."""
+        """The tokens up to the ``}`` closing a group whose ``{`` was just taken (from the
+        source, once no expansion is pending, in one scan: most arguments are there)."""
         depth = 0
         out: list[str] = []
-        while True:
+        while self.pending:
             tok = self._take()
             if tok is None:
                 return None
@@ -269,6 +269,19 @@ class Expander(Definitions, Modes, Conditionals):
             elif tok == "{":
                 depth += 1
             out.append(tok)
+        src, start = self.src, self.pos
+        for end in range(start, self.n):
+            tok = src[end]
+            if tok == "}":
+                if depth == 0:
+                    out += src[start:end]
+                    self.taken += src[start : end + 1]
+                    self.pos = end + 1
+                    return out
+                depth -= 1
+            elif tok == "{":
+                depth += 1
+        return None
 
     def _argument(self) -> list[str] | None:
         """An undelimited argument: a group's contents or one token (None: none can be read)."""
@@ -405,17 +418,24 @@ class Expander(Definitions, Modes, Conditionals):
         src = self.src
         handlers = self._handlers
         out = self.out
+        n = self.n
+        discard = self.discard
         while True:
             if pending:
                 tok = pending.pop()
-            elif self.pos < self.n:
+            elif self.pos < n:
                 tok = src[self.pos]
                 self.pos += 1
-                self.since_source = 0
             else:
                 return
             c = tok[0]
-            if c == "\\":
+            if c not in _SPECIAL:  # a run of text (the common case, written here)
+                if not discard:
+                    if self.last_cw and c.isalpha():
+                        out.append(" ")
+                    out.append(tok)
+                    self.last_cw = False
+            elif c == "\\":
                 m = meanings.get(tok)
                 if m is None:
                     if tok.startswith("\\if") and self.is_conditional(tok):
@@ -423,7 +443,7 @@ class Expander(Definitions, Modes, Conditionals):
                     else:
                         self._emit(tok)
                 elif type(m) is Macro:
-                    if self.discard or not self._expand(tok, m):
+                    if discard or not self._expand(tok, m):
                         self._emit(tok)  # a package is read for its definitions, not run
                 elif type(m) is str:
                     handlers[m](tok)
@@ -442,13 +462,8 @@ class Expander(Definitions, Modes, Conditionals):
                 self._par(tok)
             elif c in ENDS:
                 self._body_end(tok)
-            elif c == SKIPPED and not self.last_cw and self.mode == TEXT:
-                continue  # the blanks after a control word that left no text: TeX skipped them
-            elif not self.discard:  # a run of text (the common case, written here)
-                if self.last_cw and c.isalpha():
-                    out.append(" ")
-                out.append(tok)
-                self.last_cw = False
+            elif self.last_cw or self.mode != TEXT:  # blanks after a control word (TeX skipped them
+                self._emit(tok)  # after one that left no text)
 
     def _meaning(self, tok: str, m: tuple) -> None:
         """A ``\\let`` copy of what TeX alone knows (written as its original), or a switch
@@ -502,6 +517,8 @@ class Expander(Definitions, Modes, Conditionals):
         del self.taken[mark:]
         if not args and self.mode == TEXT:
             self._skip_blank()  # TeX skipped the blanks after the name (in math they part symbols)
+        if self.pos != self.loop_at:  # expansions since the source was last read on
+            self.loop_at, self.since_source = self.pos, 0
         self.since_source += 1
         if self.since_source > _LOOP_LIMIT:  # growing without end (TeX: capacity exceeded)
             raise LatexError(
@@ -640,6 +657,7 @@ class Expander(Definitions, Modes, Conditionals):
         return None
 
 
+_SPECIAL = frozenset("\\{}$" + PAR + SKIPPED + ENDS)  # first characters of tokens that are no run of text
 _EXPANDABLE = frozenset(
     {"else", "fi", "or", "csname", "expandafter", "noexpand", "ifnextchar", "ifstar", "strcmp", "detokenize"}
 )

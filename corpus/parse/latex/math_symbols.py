@@ -1,5 +1,7 @@
 """Math accents and alphabets as text: ``\\hat{d}`` is d̂, ``\\bar t`` t̄, ``\\mathcal{L}`` ℒ,
-``\\mathbb{R}`` ℝ, ``\\mathbf{x}`` 𝐱, so symbols LaTeX sets apart stay apart.
+``\\mathbb{R}`` ℝ, ``\\mathbf{x}`` 𝐱, so symbols LaTeX sets apart stay apart; fractions and
+binomials of every size (``\\tfrac{1}{2}`` 1/2, ``\\binom{n}{k}`` "(n choose k)") and arrays set
+inline (``\\left[\\begin{array}{cc} a & b\\\\ c & d\\end{array}\\right]`` "[a b; c d]") read as text.
 
 Both come from unicodeit's table (built from Günter Milde's unimathsymbols, the table
 :mod:`corpus.parse.latex.text` takes its math symbols from): its combining marks for the
@@ -9,13 +11,14 @@ accents, its ``\\mathcal{A}``-style entries for the mathematical alphanumeric le
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections.abc import Callable
 
 from unicodeit.data import COMBININGMARKS, REPLACEMENTS
 
-from corpus.parse.latex.braces import control_words
+from corpus.parse.latex.braces import LatexError, control_words, read_arg, read_group, read_optional
 
 # Accents unicodeit names, and the wide / extra forms LaTeX and amsmath add.
 ACCENTS: dict[str, str] = {latex[1:]: mark for latex, mark in COMBININGMARKS}
@@ -61,7 +64,9 @@ def _alphabets() -> dict[str, dict[str, str]]:
 
 _ALPHABETS = _alphabets()
 _NAMES = control_words(set(ACCENTS) | set(_FAMILY_OF))
-_STYLE_RE = re.compile(r"\\(" + _NAMES + r")(?![A-Za-z])" r"\s*(?:\{([^{}]*)\}|(\\[A-Za-z]+)|([A-Za-z0-9]))")
+_STYLE_RE = re.compile(
+    r"\\(" + _NAMES + r")(?![A-Za-z])" r"\s*(?:\{((?:[^{}]|\{[^{}]*\})*)\}|(\\[A-Za-z]+)|([A-Za-z0-9]))"
+)
 _COMMANDS_RE = re.compile(r"\\(?:" + _NAMES + r")(?![A-Za-z])")
 
 
@@ -94,12 +99,102 @@ def _apply(m: re.Match, to_text: Callable[[str], str]) -> str:
         base = base.strip()
         if not base:  # \tilde{}: nothing to mark (a lone combining mark would land on the letter before)
             return "{}"
-        elif name in _EACH_CHARACTER:
-            styled = "".join(c + mark if not c.isspace() else c for c in base)
+        # \hat{x_i}, \overline{x_{1}}: the mark on the symbol, not on its index
+        script = min((k for k in (base.find("_"), base.find("^")) if k > 0), default=len(base))
+        if name in _EACH_CHARACTER:
+            styled = "".join(c + mark if not c.isspace() else c for c in base[:script]) + base[script:]
         else:
-            styled = base + mark
+            styled = base[:script] + mark + base[script:]
         styled = unicodedata.normalize("NFC", styled)
     # "\\cdot\\vec v": the letters must not join the control word before them
     joins = styled[:1].isascii() and styled[:1].isalpha()
     before = m.string[max(m.start() - 40, 0) : m.start()]  # a window: the search is anchored at its end
     return " " + styled if joins and _AFTER_CONTROL_WORD.search(before) else styled
+
+
+# ----------------------------------------------------------------------------- fractions, arrays
+
+_FRACTION_RE = re.compile(r"\\([dtc]?frac|[dt]?binom|genfrac)(?![A-Za-z])")
+_CHOOSE_RE = re.compile(r"\{([^{}]*)\\(choose|atop|over)(?![A-Za-z])([^{}]*)\}")
+
+
+def _operand(text: str) -> str:
+    """A fraction's numerator or denominator, in parentheses unless it is one symbol or number."""
+    text = text.strip()
+    return text if re.fullmatch(r"\\?[A-Za-z]+|[\w.]+", text) else f"({text})"
+
+
+def fractions(math: str) -> str:
+    """``\\tfrac{a}{b}``, ``\\dfrac`` and ``\\cfrac`` as ``\\frac`` (a/b), ``\\binom{n}{k}`` and its
+    sizes "(n choose k)", ``\\genfrac`` as the fraction or binomial it draws, TeX's ``{n \\choose
+    k}`` and ``{a \\over b}`` likewise."""
+    if "\\" not in math:
+        return math
+    math = _CHOOSE_RE.sub(
+        lambda m: f"({m[1].strip()} choose {m[3].strip()})" if m[2] == "choose"
+        else f"{_operand(m[1])}/{_operand(m[3])}",
+        math,
+    )  # fmt: skip
+    out, pos = [], 0
+    for m in _FRACTION_RE.finditer(math):
+        if m.start() < pos:
+            continue
+        name, i = m.group(1), m.end()
+        try:
+            args = []
+            for _ in range(6 if name == "genfrac" else 2):
+                arg, i = read_arg(math, i)
+                args.append(arg)
+        except LatexError:
+            continue
+        if name == "genfrac":  # {left}{right}{thickness}{style}{num}{den}: a zero rule draws a binomial
+            binomial = args[2].strip() in ("0pt", "0", "0mm", "0em")
+            name, args = ("binom" if binomial else "frac"), args[4:]
+        out.append(math[pos : m.start()])
+        if name.endswith("binom"):
+            out.append(f"({args[0].strip()} choose {args[1].strip()})")
+        else:
+            out.append(f"\\frac{{{args[0]}}}{{{args[1]}}}")
+        pos = i
+    out.append(math[pos:])
+    return "".join(out)
+
+
+# an array with no environment inside it: its name, and what it holds up to its \end
+_INNERMOST_ARRAY_RE = re.compile(
+    r"\\begin\s*\{(array|[pbBvV]?matrix|smallmatrix|cases|aligned|gathered|split|alignedat)\}"
+    r"((?:(?!\\begin\s*\{)[\s\S])*?)\\end\s*\{\1\}"
+)
+_DELIMITERS = {
+    "pmatrix": "()",
+    "bmatrix": "[]",
+    "Bmatrix": "{}",
+    "vmatrix": "||",
+    "Vmatrix": "‖‖",
+    "cases": "{",
+}
+
+
+def arrays(math: str) -> str:
+    """Arrays, matrices and cases set in inline math as text: cells apart, rows joined by "; "
+    (``\\left[\\begin{array}{cc} a & b \\\\ c & d \\end{array}\\right]`` "[a b; c d]"), the
+    matrix environments' own delimiters around them; nested ones innermost first."""
+    for _ in range(8):  # nesting depth: bounded
+        if not _INNERMOST_ARRAY_RE.search(math):
+            break
+        math = _INNERMOST_ARRAY_RE.sub(_array_text, math)
+    return math
+
+
+def _array_text(m: re.Match) -> str:
+    name, body = m.group(1), m.group(2)
+    _, i = read_optional(body, 0)  # \begin{aligned}[t], \begin{array}[b]{cc}
+    if name in ("array", "alignedat"):  # its column spec, its number of columns
+        with contextlib.suppress(LatexError):
+            _, i = read_group(body, i)
+    rows = [r for r in re.split(r"\\\\(?:\s*\[[^\]]*\])?", body[i:]) if r.strip()]
+    cells = "; ".join(
+        " ".join(c.strip() for c in r.replace("\\hline", "").split("&") if c.strip()) for r in rows
+    )
+    left, right = (_DELIMITERS.get(name, "") + "  ")[:2]
+    return f" {left.strip()}{cells}{right.strip()} "

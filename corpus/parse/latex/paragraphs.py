@@ -11,8 +11,10 @@ from collections.abc import Callable
 
 from corpus.parse.document import Paragraph
 from corpus.parse.latex.braces import LatexError, control_words, read_group, read_optional
-from corpus.parse.latex.cites import CITE_CMDS, LIST_REFS, REF_CMDS, cite_keys, emit_cites, emit_refs
+from corpus.parse.latex.cites import CITE_CMDS, cite_keys, emit_cites
 from corpus.parse.latex.commands import ARGUMENTS, environment_arguments, strip_arguments
+from corpus.parse.latex.environments import MATH_ONLY_ENVS
+from corpus.parse.latex.refs import LIST_REFS, OWN_REFS, REF_CMDS, emit_refs
 from corpus.parse.latex.spans import Builder, Context
 from corpus.parse.latex.text import latex_to_text
 
@@ -21,15 +23,16 @@ _HANDLED_RE = re.compile(
     r"\\(" + control_words(CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS) + r")(?![A-Za-z])(\*?)"
 )
 # commands the parser reads itself: an e-print's .sty must not redefine them
-INTERPRETED = CITE_CMDS | REF_CMDS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
+INTERPRETED = CITE_CMDS | OWN_REFS | _FOOTNOTE_CMDS | {k for k in ARGUMENTS if not k.startswith("{")}
 _PARBREAK_RE = re.compile(r"\n[ \t]*\n\s*")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z])\s*(?:\[([^\]]*)\])?")
-_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{([^{}]*)\}")
-# a \begin whose arguments must be read: one in the table, or any with an optional argument
+# every environment but those that live in math (what take_out left of them is inline math)
+_ENV_TOKEN_RE = re.compile(r"\\(begin|end)\s*\{(?!(?:" + control_words(MATH_ONLY_ENVS) + r")\})([^{}]*)\}")
+# a \begin whose arguments must be read: one in the table, or any with an argument
 _ARGUMENT_ENV_RE = re.compile(
     r"\\begin\s*\{(?:"
     + control_words({k[1:-1] for k in ARGUMENTS if k.startswith("{")})
-    + r")\}|\\begin\s*\{[^{}]*\}\s*\["
+    + r")\}|\\begin\s*\{[^{}]*\}\s*[\[{]"
 )
 _PAR_RE = re.compile(r"\\par(?![A-Za-z])")
 
@@ -50,20 +53,24 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
                 groups, end = cite_keys(latex, end, cmd.endswith("cites"))
                 emit_cites(b, cmd, groups, ctx)
             elif cmd in REF_CMDS:
-                if cmd == "crefrange":
+                if cmd in ("crefrange", "Crefrange"):
                     a, end = read_group(latex, end)
                     c, end = read_group(latex, end)
                     emit_refs(b, "ref", [a or "", c or ""], ctx)
                 else:  # only cleveref takes a list of labels: a comma may be part of a label
+                    _, end = read_optional(latex, end)  # \zref[page]{label}, \zcref[S]{a,b}
                     arg, end = read_group(latex, end)
                     keys = (arg or "").split(",") if cmd in LIST_REFS else [arg or ""]
                     emit_refs(b, cmd, [x.strip() for x in keys if x.strip()], ctx)
-            elif cmd in _FOOTNOTE_CMDS:  # its own paragraphs, appended to the body (as Grobid does)
+            elif cmd in _FOOTNOTE_CMDS:  # one paragraph of its own, appended to the body (as Grobid does)
                 _, end = read_optional(latex, end)
                 content, end = read_group(latex, end)
                 content = ctx.held_notes.pop(content, content) if content else content
-                if content and content.strip():
-                    ctx.footnotes.extend(paragraphs(content, ctx, "", None))
+                note = (
+                    convert(_one_paragraph(content), ctx, "", None) if content and content.strip() else None
+                )
+                if note is not None:
+                    ctx.footnotes.append(note)
         except LatexError:
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
@@ -124,6 +131,14 @@ def _environment_breaks(latex: str) -> str:
             out.append(kept)
     out.append(latex[pos:])
     return "".join(out)
+
+
+def _one_paragraph(latex: str) -> str:
+    """A note's LaTeX as one paragraph: a footnote is one unit of the text however many
+    paragraphs, lists or quotations it holds (LaTeXML and Grobid count it so)."""
+    latex = _environment_breaks(latex)
+    latex = _ITEM_RE.sub(lambda m: " " + (m.group(1) or "") + " ", latex)
+    return _PARBREAK_RE.sub(" ", _PAR_RE.sub(" ", latex))
 
 
 _NOTE_RE = re.compile(r"\\(?:footnote|footnotetext)(?![A-Za-z])\*?")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from corpus.parse.document import EqSpan, Paragraph, Span
 from corpus.parse.latex.bib.item import _Item
@@ -29,6 +30,7 @@ class Context:
     # plain \cite: natbib's \citet, \citep (ACL, AAAI, acmart) or biblatex's bare form
     cite_form: CiteForm = "textual"
     aliases: dict[str, str] = field(default_factory=dict)  # natbib's \defcitealias{key}{Paper I}
+    cite_as: dict[str, str] = field(default_factory=dict)  # a cite command the class makes another one
     numbers: NumberForm = "list"  # several numbered keys: "[1, 2]", "[1–3]", "[1], [2]"
     alpha: bool = False  # alphabetic labels
     alpha_style: str = "bibtex"  # "biblatex": labels joined with "; "
@@ -36,6 +38,7 @@ class Context:
     equations: dict[str, str] = field(default_factory=dict)  # EQREFn -> its LaTeX
     orphan_eqs: list[EqSpan] = field(default_factory=list)  # equations no paragraph has taken yet
     held_notes: dict[str, str] = field(default_factory=dict)  # footnote texts set aside, by key
+    ref_names: Any = None  # the names refs print (corpus.parse.latex.refs.RefNames)
 
 
 class Builder:

@@ -13,8 +13,11 @@ paper prints.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Literal
+
+from corpus.parse.latex.bib.item import read_groups
+from corpus.parse.latex.braces import LatexError, read_optional
 
 CiteForm = Literal["textual", "paren", "bare"]
 # How a numeric citation of several keys prints: LaTeX's own \cite and natbib "[1, 2, 3]"; sorted
@@ -32,6 +35,7 @@ class CiteMode:
     numbers: NumberForm = "list"
     alpha: bool = False  # alphabetic labels ("[Knu84]"): BibTeX's alpha styles, biblatex's alphabetic
     alpha_style: Literal["bibtex", "biblatex"] = "bibtex"
+    cite_as: dict[str, str] = field(default_factory=dict)  # a cite command that acts as another here
 
 
 _LOAD_RE = re.compile(
@@ -73,9 +77,23 @@ _BLX_STYLE_RE = re.compile(r"\b(?:cite)?style\s*=\s*\{?\s*([\w\-]+)")
 _CITESTYLE_RE = re.compile(r"\\(?:setcitestyle|citestyle|biboptions)\s*\{([^{}]*)\}")
 _BIBSTYLE_RE = re.compile(r"\\bibliographystyle\s*\{([^{}]*)\}")
 _EXEC_BLX_RE = re.compile(r"\\ExecuteBibliographyOptions\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
-# natbib's predefined \citestyle names that are numeric
-_NUMERIC_CITESTYLES = re.compile(r"\b(?:numbers|super|nature|cospar|acmnumeric|plain)\b")
-_AUTHOR_YEAR_CITESTYLES = re.compile(r"\b(?:authoryear|acmauthoryear|agu|egu|agms|dcu|kluwer|plainnat)\b")
+# natbib's predefined \citestyle names (natbib.sty's \bibstyle@...) and \setcitestyle keys
+_NUMERIC_CITESTYLES = re.compile(r"\b(?:numbers|super|nature|cospar|esa|acmnumeric|plain)\b")
+_AUTHOR_YEAR_CITESTYLES = re.compile(
+    r"\b(?:authoryear|acmauthoryear|agu|egu|agms|agsm|dcu|kluwer|plainnat|chicago|named|copernicus|aa|pass|"
+    r"anngeo|nlinproc)\b"
+)
+# natbib options that only mean something in author-year mode: the author-year papers that load
+# natbib with them and a .bst nobody here knows print names ("longnamesfirst", round brackets)
+_AUTHOR_YEAR_OPTIONS = re.compile(r"\b(?:longnamesfirst|round|colon|nonamebreak)\b")
+_BIBPUNCT_RE = re.compile(r"\\bibpunct(?![A-Za-z])")
+# Classes whose options choose how they load natbib (the class file holds both loads, in
+# conditionals this parser does not run): (class, option) -> numbers
+_CLASS_OPTION_NUMBERS = {
+    ("sagej", "sageh"): False,  # \usepackage{natbib}\bibpunct{(}{)}{;}{}{}{,}: author-year
+    ("sagej", "sageapa"): False,
+    ("sagej", "sagev"): True,  # \usepackage[super,sort&compress,comma]{natbib}
+}
 
 
 def _loads(preamble: str, packages: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -96,9 +114,9 @@ def cite_mode(
     ``\\setcitestyle`` may be anywhere); ``labels_author_year`` says whether most .bbl items
     carry natbib author-year labels (None: no .bbl, the bibliography comes from .bib files)."""
     loads = _loads(preamble, packages)
-    mode = _style(loads, text, labels_author_year)
+    mode = _style(loads, text, packages, labels_author_year)
     if mode.style != "BRACKET":
-        return mode
+        return replace(mode, cite_as=_author_year_commands(loads))
     numbers, alpha, alpha_style = _numbers(loads, text)
     return CiteMode(mode.style, mode.cite, numbers, alpha, alpha_style)
 
@@ -107,6 +125,20 @@ _COMPRESS_OPTS = re.compile(r"\b(?:sort&compress|compress)\b")
 _NOCOMPRESS_OPTS = re.compile(r"\bnocompress\b")
 _BLX_COMPRESSED = re.compile(r"[\w-]*-comp|phys|nature|science|ieee|chem-\w+|trad-\w+|numeric-comp|apsrev\w*")
 _ALPHA_BST = re.compile(r"\w*alpha\w*|alphadin")
+
+
+def _author_year_commands(loads: list[tuple[str, str, str]]) -> dict[str, str]:
+    """The older author-year commands as the classes and packages that define them make them act
+    in author-year mode: acmart's and chicago's ``\\citeN`` (natbib's textual ``\\cite``),
+    ``\\citeNN`` and ``\\citeyearNP``; ``\\shortcite`` the year in parentheses (acmart, the ACL
+    styles, aaai, named), apacite's a citation with the short author list."""
+    apacite = any(name == "apacite" for _, _, name in loads)
+    return {
+        "citeN": "citet",
+        "citeNN": "citeyearpar",
+        "citeyearNP": "citeyear",
+        "shortcite": "cite" if apacite else "citeyearpar",
+    }
 
 
 def _numbers(loads: list[tuple[str, str, str]], text: str) -> tuple[NumberForm, bool, str]:
@@ -137,7 +169,9 @@ def _numbers(loads: list[tuple[str, str, str]], text: str) -> tuple[NumberForm, 
     return ("compress" if compress else "list"), alpha, "bibtex"
 
 
-def _style(loads: list[tuple[str, str, str]], text: str, labels_author_year: bool | None) -> CiteMode:
+def _style(
+    loads: list[tuple[str, str, str]], text: str, packages: dict[str, str], labels_author_year: bool | None
+) -> CiteMode:
     """BRACKET or NAME-YEAR, and what a plain ``\\cite`` prints in a NAME-YEAR paper."""
     names = {name for _, _, name in loads}
     classes = [
@@ -159,7 +193,7 @@ def _style(loads: list[tuple[str, str, str]], text: str, labels_author_year: boo
     if not natbib and any(_AUTHOR_YEAR_PACKAGES.fullmatch(n) for n in names):
         return CiteMode("NAME-YEAR", "paren")
 
-    numbers: bool | None = None  # what the options and \setcitestyle say, last one wins
+    numbers: bool | None = None  # what the options, \bibpunct and \setcitestyle say, last one wins
     if re.search(r"\b(?:numbers|super)\b", natbib_opts):
         numbers = True
     elif re.search(r"\bauthoryear\b", natbib_opts):
@@ -169,11 +203,13 @@ def _style(loads: list[tuple[str, str, str]], text: str, labels_author_year: boo
             numbers = not re.search(r"\bauthoryear\b", opts)
         elif name == "sn-jnl":
             numbers = not re.search(r"sn-\w+-ay|sn-basic|sn-apa|sn-chicago", opts)
-    for m in _CITESTYLE_RE.finditer(text):
-        if _NUMERIC_CITESTYLES.search(m[1]):
-            numbers = True
-        elif _AUTHOR_YEAR_CITESTYLES.search(m[1]):
-            numbers = False
+        for option in opts.split(","):
+            if (name, option.strip()) in _CLASS_OPTION_NUMBERS:
+                numbers, natbib = _CLASS_OPTION_NUMBERS[(name, option.strip())], True
+    for setting in _natbib_settings(text, packages):
+        numbers = setting
+    if numbers is None and _AUTHOR_YEAR_OPTIONS.search(natbib_opts):
+        numbers = False  # natbib told things only author-year mode uses
     if numbers is None and class_num and not class_ay:
         numbers = True
     if any(n.startswith("revtex") for n in names):
@@ -193,5 +229,37 @@ def _style(loads: list[tuple[str, str, str]], text: str, labels_author_year: boo
             return CiteMode("NAME-YEAR", form)
         if _NUMERIC_BST.fullmatch(style):
             return CiteMode("BRACKET")
+        shipped = packages.get(style + ".bst")
+        if shipped is not None:  # the e-print's own .bst: the labels it writes
+            return CiteMode("NAME-YEAR" if _bst_writes_author_year(shipped) else "BRACKET", form)
         return CiteMode("NAME-YEAR" if class_ay or numbers is False else "BRACKET", form)
     return CiteMode("NAME-YEAR" if class_ay or numbers is False else "BRACKET", form)
+
+
+def _natbib_settings(text: str, packages: dict[str, str]) -> list[bool]:
+    """What ``\\bibpunct`` (its fourth argument: n numbers, s superscript, else author-year),
+    ``\\setcitestyle`` and ``\\citestyle`` tell natbib, in the order the paper says it (its own
+    style files first): True for numbers, False for author-year."""
+    out: list[tuple[int, int, bool]] = []
+    for order, source in enumerate([*(v for k, v in packages.items() if k.endswith(".sty")), text]):
+        for m in _CITESTYLE_RE.finditer(source):
+            if _NUMERIC_CITESTYLES.search(m[1]):
+                out.append((order, m.start(), True))
+            elif _AUTHOR_YEAR_CITESTYLES.search(m[1]):
+                out.append((order, m.start(), False))
+        for m in _BIBPUNCT_RE.finditer(source):
+            try:
+                _, i = read_optional(source, m.end())
+                args, _ = read_groups(source, i, 4)
+            except LatexError:
+                continue
+            if len(args) == 4:
+                out.append((order, m.start(), args[3].strip() in ("n", "s")))
+    return [numbers for _, _, numbers in sorted(out)]
+
+
+def _bst_writes_author_year(bst: str) -> bool:
+    """Whether a .bst's ``output.bibitem`` writes natbib's author-year label
+    (``\\bibitem[{Smith et al.(2019)Smith, Jones, and Lee}]{key}``), not a bare ``\\bibitem{key}``
+    or an alphabetic ``[Knu84]``."""
+    return '"\\bibitem[' in bst and ('"("' in bst or '")"' in bst or "citeauthoryear" in bst)

@@ -16,8 +16,8 @@ from pylatexenc.latex2text import LatexNodes2Text
 from pylatexenc.latexwalker import LatexWalker, get_default_latex_context_db
 
 from corpus.parse.latex.braces import WS, LatexError, read_group, read_optional
-from corpus.parse.latex.commands import strip_arguments
-from corpus.parse.latex.math_symbols import has_style, style_math
+from corpus.parse.latex.commands import drop_settings, strip_arguments
+from corpus.parse.latex.math_symbols import arrays, fractions, has_style, style_math
 
 # ----------------------------------------------------------------------------- text conversion
 
@@ -105,6 +105,7 @@ _SYMBOLS = {
     "bibinithyphendelim": ".-", "bibnamedelima": " ", "bibnamedelimb": " ", "bibnamedelimc": " ",
     "bibnamedelimd": " ", "bibnamedelimi": " ", "bibrangessep": "; ",
     "prime": "′",  # unimathsymbols' (pylatexenc gives an apostrophe)
+    "hdots": "…", "mathellipsis": "…",  # \hdots: \ldots in math (LaTeX's own name for it)
     # astronomers' "less/greater than about", drawn from boxes in their macro files (expand.py keeps them)
     "lsim": "≲", "gsim": "≳", "lta": "≲", "gta": "≳", "simlt": "≲", "simgt": "≳", "lesssim": "≲",
     "gtrsim": "≳", "la": "≲", "ga": "≳",
@@ -288,6 +289,7 @@ def _negated(m: re.Match) -> str:
     return {"=": "≠", "<": "≮", ">": "≯"}.get(char, char + "\u0338")
 
 
+_FRACTION_WORDS = re.compile(r"\\(?:[dtc]?frac|[dt]?binom|genfrac|choose|over|atop)(?![A-Za-z])")
 _PRIME_RE = re.compile(r"\^\s*(?:\{\s*((?:\\prime(?![A-Za-z])\s*)+)\}|\\prime(?![A-Za-z]))")
 
 
@@ -305,6 +307,8 @@ def _math(m: re.Match) -> str:
         body = body.replace("'''", "‴").replace("''", "″")
     if _SIMPLE_MATH.fullmatch(body):
         return body
+    if _FRACTION_WORDS.search(body):  # \tfrac, \binom, \genfrac, {n \choose k}: fractions and binomials
+        body = fractions(body)
     if "\\frac" in body or "\\sqrt" in body or "\\begin" in body:
         return _pylatexenc("$" + body + "$")
     if "\\not" in body:
@@ -329,6 +333,8 @@ def _to_text(chunk: str) -> str:
     if not _SPECIAL.search(chunk):
         return chunk
     if "\\" in chunk:
+        if "\\begin" in chunk:  # an array or cases set inline: its cells as text, its rows apart
+            chunk = arrays(chunk)
         if "\\i" in chunk or "\\j" in chunk:  # an accent on a dotless i: {\'\i} is í
             chunk = _DOTLESS_RE.sub(r"\1{\2}", chunk)
         if _RARE_RE.search(chunk):  # one search for the two rare cases below
@@ -345,7 +351,7 @@ def _to_text(chunk: str) -> str:
     if "\\" in chunk:
         chunk = _CTRL_RE.sub(_ctrl, chunk)
         if "\\" in chunk:
-            chunk = _RESIDUAL_RE.sub(lambda m: _pylatexenc(m.group(0)), chunk)
+            chunk = _RESIDUAL_RE.sub(lambda m: _pylatexenc(drop_settings(m.group(0))), chunk)
     chunk = chunk.replace("``", "“").replace("''", "”").replace("`", "‘")
     chunk = chunk.replace("---", "—").replace("--", "–").replace("~", " ")
     return chunk.replace("{", "").replace("}", "").replace("\\", "")

@@ -71,13 +71,13 @@ def tokenize(text: str, at_letter: bool = False) -> list[str]:
     while pos < n:
         switched = False
         for m in pattern.finditer(text, pos):
-            tok = m.group()
-            c = tok[0]
-            if c == "\\":
-                word = m.group("cw")
-                if word is None:
+            kind = m.lastgroup  # None: text, a brace, a control symbol, a comment
+            if kind is None:
+                tok = m.group()
+                if tok[0] != "%":
                     append(tok)
-                    continue
+            elif kind == "ws":  # a control word and the blanks after it
+                word = m.group("cw")
                 if word in _SWITCHES or word == "catcode":
                     new = _switch(word, text, m)
                     if new is not None:
@@ -88,12 +88,8 @@ def tokenize(text: str, at_letter: bool = False) -> list[str]:
                 ws = m.group("ws")
                 if ws:
                     append(SKIPPED + ws)
-            elif c == "%":
-                continue
-            elif m.group("par") is not None:
-                append(PAR + tok)
             else:
-                append(tok)
+                append(PAR + m.group())
         if not switched:
             break
     return out

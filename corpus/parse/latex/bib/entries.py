@@ -20,7 +20,7 @@ from corpus.parse.latex.text import plain_field
 
 
 def _items_from(text: str) -> list[_Item]:
-    if _BIBITEM_RE.search(text):
+    if _BIBITEM_RE.search(text) or "\\harvarditem" in text:
         return _bibitems(text)
     if "\\endentry" in text:
         return _biblatex_items(text)
@@ -36,15 +36,20 @@ def _items_from(text: str) -> list[_Item]:
 def parse_bibliography(text: str) -> dict[str, BibEntry]:
     """Cite key -> :class:`BibEntry` (``BIBREF0``... in bibliography order) from a .bbl
     (natbib or biblatex), a ``thebibliography`` block, or a .bib file."""
-    if _BIBITEM_RE.search(text):  # a .bbl: TeX comments (not in .bib files, where % is text)
+    if _BIBITEM_RE.search(text) or "\\harvarditem" in text:  # a .bbl: TeX comments (not in .bib files)
         text = strip_comments(text)
     return {item.key: item.entry for item in _items_from(text)}
 
 
+def _words(text: str) -> str:
+    return " " + re.sub(r"[^0-9a-z]+", " ", text.lower()).strip() + " "
+
+
 def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
     """Give .bbl entries what their .bib entry (same cite key) has and they lack: title,
-    DOI, arXiv id (and venue, year, authors when missing). Returns the number of entries
-    that got a title."""
+    DOI, arXiv id (and venue, year, authors when missing); and the .bib's title where the .bbl
+    prints it but the layout reader took something else for the title (a journal, a
+    proceedings name, a title cut at a comma). Returns the number of entries that got a title."""
     titled = 0
     for it in items:
         f = fields.get(it.key) or fields.get(it.key.lower())
@@ -55,9 +60,12 @@ def fill_from_bib(items: list[_Item], fields: dict[str, dict[str, str]]) -> int:
             bib = _entry_from_bib(f, e.num or 0)
             e.venue, e.year, e.authors = e.venue or bib.venue, e.year or bib.year, e.authors or bib.authors
         title = clean_title(plain_field(f.get("title", "")))
-        if not e.title and title:
+        printed = len(_words(title).split()) >= 2 and _words(title) in _words(e.raw_text)
+        if title and (not e.title or (printed and _words(e.title) != _words(title))):
+            if e.title and not e.venue and _words(e.title) not in _words(title):
+                e.venue = e.title  # what was read as the title is the journal or the proceedings
+            titled += not e.title
             e.title = title
-            titled += 1
         for kind, values in _bib_ids(f).items():
             e.other_ids.setdefault(kind, values)
     return titled
