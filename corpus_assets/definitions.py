@@ -21,7 +21,7 @@ from corpus_assets.jobs import (
     automation_sensor,
     daily_condition,
 )
-from corpus_assets.rederive import code_check, daily_graph
+from corpus_assets.rederive_plan import code_check, daily_graph
 from corpus_assets.run_monitoring import pool_slots
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource

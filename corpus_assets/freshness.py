@@ -69,24 +69,22 @@ def save_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str, mark
     step (which reports the materialisation), in the run's own log: steps may run in other
     processes or machines, and a run that fails in between leaves nothing behind (a file under
     the data root did)."""
-    from dagster._core.events import EngineEventData
+    from corpus_assets.dagster_internals import engine_event_data
 
     instance.report_engine_event(
         f"{asset} reads its inputs as of event-log id {mark}",
         run,
-        EngineEventData(metadata={"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
+        engine_event_data({"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
     )
 
 
 def take_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str) -> int | None:
     """The mark :func:`save_mark` logged for ``asset`` in this run, or in the run it re-executes
     (a retry from failure does not run the first step again), or None."""
-    from dagster._core.events import DagsterEventType
-
     seen: set[str] = set()
     while run is not None and run.run_id not in seen:
         seen.add(run.run_id)
-        for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+        for event in reversed(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)):
             data = event.dagster_event.engine_event_data if event.dagster_event else None
             meta = data.metadata if data is not None else {}
             if MARK_KEY in meta and meta.get("asset") is not None and meta["asset"].value == asset:
@@ -343,19 +341,10 @@ def with_upstream(reads: Mapping[str, Sequence[str]], asset: str) -> dict[str, l
 
 
 def check_evaluation(verdict: Verdict) -> dg.AssetCheckEvaluation:
-    """The ``up_to_date`` check's result for ``verdict``, as a sensor reports it."""
-    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-        AssetCheckEvaluationTargetMaterializationData,
-    )
-
-    rec = verdict.materialization
-    target = (
-        AssetCheckEvaluationTargetMaterializationData(
-            storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp
-        )
-        if rec is not None
-        else None
-    )
+    """The ``up_to_date`` check's result for ``verdict``, as a sensor reports it. It is taken
+    for a result about the asset's latest materialisation by being reported after it (the UI
+    compares the two times); one made later is judged by the run that makes it, which runs the
+    check."""
     return dg.AssetCheckEvaluation(
         asset_key=dg.AssetKey(verdict.asset),
         check_name=CHECK_NAME,
@@ -363,7 +352,6 @@ def check_evaluation(verdict: Verdict) -> dg.AssetCheckEvaluation:
         severity=dg.AssetCheckSeverity.WARN,
         description=verdict.description(),
         metadata=verdict.metadata(),
-        target_materialization_data=target,
     )
 
 

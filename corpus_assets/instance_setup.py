@@ -15,10 +15,11 @@ from __future__ import annotations
 
 def main() -> int:
     import dagster as dg
-    from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
+
+    from corpus_assets.dagster_internals import auto_materialize_paused, set_auto_materialize_paused
 
     with dg.DagsterInstance.get() as instance:
-        if instance.auto_materialize_use_sensors and get_auto_materialize_paused(instance):
+        if instance.auto_materialize_use_sensors and auto_materialize_paused(instance):
             set_auto_materialize_paused(instance, False)
     return 0
 

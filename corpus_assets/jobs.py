@@ -61,9 +61,9 @@ AUTOMATION_RUN_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FR
 def graph_cron() -> str:
     """``CORPUS_GRAPH_CRON``: when the cross-day assets catch up (a cron string, default hourly)."""
     value = os.environ.get("CORPUS_GRAPH_CRON", "").strip() or DEFAULT_GRAPH_CRON
-    from dagster._utils.schedules import is_valid_cron_string
+    from corpus_assets.dagster_internals import is_cron
 
-    if not is_valid_cron_string(value):
+    if not is_cron(value):
         raise ValueError(f"CORPUS_GRAPH_CRON={value!r} is not a cron string")
     return value
 

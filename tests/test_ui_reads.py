@@ -123,13 +123,12 @@ def test_materialize_on_arxiv_metadata_runs_a_job_of_the_project():
     """The UI's Materialize on an asset's page launches the first of the asset's jobs in the
     order the asset node lists them (sorted names): for arxiv_metadata that is the project's
     metadata job, not Dagster's implicit __ASSET_JOB."""
-    from dagster._core.remote_representation.external_data import RepositorySnap
+    from corpus_assets.dagster_internals import asset_job_names
 
-    snap = RepositorySnap.from_def(defs.get_repository_def())
-    nodes = {n.asset_key.to_user_string(): n for n in snap.asset_nodes}
+    jobs = asset_job_names(defs.get_repository_def())
     for asset in ("arxiv_metadata", "arxiv_metadata_failures"):
-        assert nodes[asset].job_names[0] == METADATA_JOB, nodes[asset].job_names
-        assert "__ASSET_JOB" in nodes[asset].job_names  # still there, but not first
+        assert jobs[asset][0] == METADATA_JOB, jobs[asset]
+        assert "__ASSET_JOB" in jobs[asset]  # still there, but not first
 
 
 @pytest.mark.slow
@@ -320,15 +319,14 @@ def test_the_catch_up_sensor_page_says_what_it_decided_in_words(runs):
 
 _DEMO_RUN = """
 import dagster as dg
-from dagster._core.storage.dagster_run import RunsFilter
-from dagster._core.storage.tags import REPOSITORY_LABEL_TAG
+from corpus_assets.dagster_internals import repository_label_tag
 from corpus_assets.launch import LocalLauncher
 instance = dg.DagsterInstance.get()
 launcher = LocalLauncher(instance)
 run = launcher.run("Arxiv_metadata_job", partition_key="2007-04-09")
 job = launcher.repo.get_full_job("Arxiv_metadata_job")
 label = job.get_remote_origin().repository_origin.get_label()
-listed = instance.get_runs(RunsFilter(job_name=job.name, tags={REPOSITORY_LABEL_TAG: label}))
+listed = instance.get_runs(dg.RunsFilter(job_name=job.name, tags={repository_label_tag(): label}))
 print(run.is_success, [r.run_id for r in listed] == [run.run_id], run.tags.get("dagster/partition"))
 launcher.close()
 """
