@@ -40,9 +40,6 @@ Used by the project:
 7. **Cron ticks** (:func:`latest_cron_tick`, :func:`next_cron_tick`, :func:`is_cron`): when the
    cross-day assets may catch up (``CORPUS_GRAPH_CRON``), the same cron arithmetic schedules use;
    Dagster exports schedules, not their tick iterator. Test: tests/test_dagster_internals.py.
-8. **The job pages' "Auto-materialize" tag** (:mod:`corpus_assets.instance_setup`, ``make ui``):
-   the pause flag of Dagster's pre-sensor asset daemon, which the tag reads and no switch in the UI
-   sets. Test: tests/test_dagster_internals.py.
 
 Used by tests only (what they build or run is Dagster's own, not the project's):
 ``dagster_instance_config`` (validates dagster.yaml as Dagster reads it), ``create_run_for_test``
@@ -441,22 +438,6 @@ class AssetBackfill:
         from dagster._core.execution.backfill import BulkActionStatus
 
         self.instance.update_backfill(self.backfill.with_status(BulkActionStatus.COMPLETED_SUCCESS))
-
-
-# --------------------------------------------------------------------------- 8. the job pages' tag
-
-
-def auto_materialize_paused(instance) -> bool:
-    """The pause flag of Dagster's pre-sensor asset daemon (the job pages' "Auto-materialize" tag)."""
-    from dagster._daemon.asset_daemon import get_auto_materialize_paused
-
-    return get_auto_materialize_paused(instance)
-
-
-def set_auto_materialize_paused(instance, paused: bool) -> None:
-    from dagster._daemon.asset_daemon import set_auto_materialize_paused as set_paused
-
-    set_paused(instance, paused)
 
 
 def repository_label_tag() -> str:

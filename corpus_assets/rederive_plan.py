@@ -95,13 +95,18 @@ def ranges_text(days: Iterable[str]) -> str:
     return ", ".join(a if a == b else f"{a}..{b}" for a, b in day_ranges(days)) or "none"
 
 
+# Both ways to act, in words that read the same as Markdown and as plain text (the UI shows check
+# texts either way): no backticks, asterisks or leading underscores.
+TO_REDERIVE = (
+    "To re-derive them and what they change: turn on the corpus_rederive sensor (Automation page), "
+    "or run make rederive."
+)
+
+
 def check_description(asset: str, version: str, days: Sequence[str]) -> str:
     if not days:
-        return f"every built day of {asset} was made by {version}"
-    return (
-        f"built by older code: {describe_days(days)}; today's is {version}. "
-        "`make rederive` (or the corpus_rederive sensor) re-derives them and what they change"
-    )
+        return f"Every built day of {asset} was made by this code ({version})."
+    return f"Built by older code than this ({version}): {describe_days(days)}. {TO_REDERIVE}"
 
 
 def check_metadata(version: str, days: Sequence[str]) -> dict[str, dg.MetadataValue]:
@@ -132,9 +137,9 @@ def code_check(asset: str) -> dg.AssetChecksDefinition:
     @dg.asset_check(
         asset=dg.AssetKey(asset),
         name=CHECK_NAME,
-        description="Every built day was made by the code version the asset has now (its stage's "
-        "version, corpus.versions); failed (warn) names the days built by older code, which "
-        "`make rederive` re-derives.",
+        description="Every built day was made by the code the asset has now (its stage's version, "
+        "corpus.versions). A warning names the days built by older code. " + TO_REDERIVE + " Reported "
+        "by the corpus_code_versions sensor within 30 s of a code location reload or of a day being built.",
         required_resource_keys={"corpus"},
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:

@@ -150,7 +150,7 @@ def plan_tick(
         verdict = verdicts[key.asset_key.to_user_string()]
         passed, description = _reported(latest.get(key))
         planned = key in latest and latest[key].status.value == "PLANNED"
-        if not planned and (passed, description) != (verdict.current, verdict.description()):
+        if not planned and (passed, description) != (verdict.current, verdict.check_description()):
             plan.evaluations.append(check_evaluation(verdict))
 
     stale = [a for a, v in verdicts.items() if not v.current]

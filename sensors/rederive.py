@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from corpus.provenance import built_version, day_ranges, describe_days
+from corpus.provenance import built_version, day_ranges
 from corpus_assets.freshness import read_mark
 from corpus_assets.jobs import AUTOMATION_RUN_TAGS, DAILY_ASSETS, corpus_daily, daily_run_request
 from corpus_assets.rederive_plan import (
@@ -132,8 +132,7 @@ def code_version_tick(
         )  # built since the check's latest result: the UI shows that result as not evaluated
         if before is None or before[:2] != (version, days) or outdated:
             evaluations.append(code_check_evaluation(asset, version, sorted(days)))
-    at = dt.datetime.now(dt.UTC)
-    return evaluations, f"read every day built up to event {mark} ({_stamp(at)})"
+    return evaluations, f"read the days built through event {mark}"  # short: the tick list cuts it
 
 
 @dg.sensor(
@@ -161,9 +160,11 @@ def corpus_code_versions(context: dg.SensorEvaluationContext, corpus: CorpusStor
 # --------------------------------------------------------------------------- corpus_rederive
 
 RETRY_FAILED_S = 3600  # a round that failed is not asked for again sooner (unless the code changed)
+# Its cursor, in words: the round and the runs asked for first (the tick list shows a long cursor's
+# start and end), then which re-derive, the plan's digest and when.
 _STATE = re.compile(
-    r"^round (?P<round>\d+) of (?P<id>\S+): (?P<runs>\d+) run\(s\) asked for, plan (?P<plan>[0-9a-f]+) "
-    r"\((?P<at>[^)]*) UTC\)$"
+    r"^round (?P<round>\d+): (?P<runs>\d+) run\(s\) asked for \(re-derive (?P<id>\S+), plan "
+    r"(?P<plan>[0-9a-f]+), (?P<at>[^)]*) UTC\)$"
 )
 
 
@@ -279,12 +280,16 @@ def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
         rederive_id = state.get("id") or now.strftime("sensor-%Y%m%dT%H%M%SZ")
         round_no = int(state.get("round", 0)) + 1
         requests = round_runs(found.groups, days_per_run(), rederive_id, round_no)
-        context.log.info(f"round {round_no} of re-derive {rederive_id}: {len(requests)} corpus_daily run(s)")
+        context.log.info(
+            f"round {round_no} of re-derive {rederive_id}: {len(requests)} corpus_daily run(s) of up to "
+            f"{days_per_run()} day(s), tagged corpus/rederive"
+        )
         for line in found.lines():
             context.log.info(line.strip())
-        days = sorted({d for days in found.groups.values() for d in days})
-        context.log.info(f"over {describe_days(days)}")
-        state_line = f"round {round_no} of {rederive_id}: {len(requests)} run(s) asked for, plan {plan} ({_stamp(now)})"
+        state_line = (
+            f"round {round_no}: {len(requests)} run(s) asked for (re-derive {rederive_id}, plan {plan}, "
+            f"{_stamp(now)})"
+        )
         return dg.SensorResult(run_requests=requests, cursor=state_line)
 
     return corpus_rederive

@@ -58,15 +58,6 @@ def test_a_backfill_is_unfinished_until_dagster_ends_it():
         assert internals.backfill_state(instance, backfill.backfill_id) == ("COMPLETED_SUCCESS", True)
 
 
-def test_the_auto_materialize_flag_is_read_and_set():
-    """8: what make ui sets so that the job pages' tag says what runs."""
-    with dg.instance_for_test() as instance:
-        internals.set_auto_materialize_paused(instance, True)
-        assert internals.auto_materialize_paused(instance)
-        internals.set_auto_materialize_paused(instance, False)
-        assert not internals.auto_materialize_paused(instance)
-
-
 def test_an_engine_event_carries_its_metadata():
     """3: the run's log keeps the worker's pid and a cross-day asset's read mark."""
     with dg.instance_for_test() as instance:

@@ -242,7 +242,7 @@ def test_built_by_other_code_is_stale_until_built_again(instance):
     found, _ = verdict(instance)
     assert not found.current
     assert found.description() == (
-        f"stale: built by other code (corpus.graph.linking/0); today's is {code_version('citation_links')}"
+        f"stale: built by other code (corpus.graph.linking/0) than this ({code_version('citation_links')})"
     )
     cross_day(instance, LINKS, read_mark(instance))
     assert verdict(instance)[0].current
