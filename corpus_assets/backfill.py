@@ -83,7 +83,15 @@ def _literal(value) -> str:
     return json.dumps(value)  # a JSON string or number is a GraphQL one
 
 
-def launch_backfills(requests: list[dict], workspace: Path = REPO / "workspace.yaml") -> list[str]:
+def workspace_file() -> Path:
+    """The workspace the instance's daemons load: ``$DAGSTER_HOME/workspace.yaml`` where there is
+    one (the compose image: the code server over gRPC), else this checkout's (``make ui``'s)."""
+    home = os.environ.get("DAGSTER_HOME")
+    beside = Path(home) / "workspace.yaml" if home else None
+    return beside if beside is not None and beside.is_file() else REPO / "workspace.yaml"
+
+
+def launch_backfills(requests: list[dict], workspace: Path | None = None) -> list[str]:
     """Job backfills of ``corpus_daily``, one per request (``days``, ``assets``, ``tags``,
     ``title``), made by the GraphQL mutation the job page's "Materialize all" sends, through
     Dagster's ``dagster-graphql`` command (which loads the code location of ``workspace`` the way
@@ -101,6 +109,8 @@ def launch_backfills(requests: list[dict], workspace: Path = REPO / "workspace.y
     import tempfile
 
     from corpus_assets.jobs import DAILY_JOB
+
+    workspace = workspace or workspace_file()
     from corpus_assets.launch import LOCATION
 
     params = [
@@ -153,7 +163,7 @@ def serve_daemons(stack: ExitStack, instance) -> None:
     iterating every 2 s instead of Dagster's 30 (corpus_assets/dagster_internals.py, 5)."""
     from corpus_assets.dagster_internals import serve_daemons as serve
 
-    serve(stack, instance, REPO / "workspace.yaml")
+    serve(stack, instance, workspace_file())
 
 
 RUNNING = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")

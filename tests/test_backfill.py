@@ -45,6 +45,17 @@ def test_days_between():
         days_between("2024-03-02", "2024-03-01")
 
 
+def test_backfills_are_made_against_the_workspace_the_daemons_load(tmp_path, monkeypatch):
+    """The compose image keeps its workspace (the code server over gRPC) beside dagster.yaml; a
+    checkout's is the repository's (make ui's)."""
+    from corpus_assets.backfill import workspace_file
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    assert workspace_file() == REPO / "workspace.yaml"
+    (tmp_path / "workspace.yaml").write_text("load_from: []\n")
+    assert workspace_file() == tmp_path / "workspace.yaml"
+
+
 @pytest.mark.slow
 def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_landing, monkeypatch):
     dagster_home = tmp_path / "dagster_home"
