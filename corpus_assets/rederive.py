@@ -1,23 +1,8 @@
-"""``make rederive``: re-derive what an improvement of the code changes (the plan and the
-``built_by_current_code`` check: corpus_assets/rederive_plan.py; the same rounds from the UI: the
-``corpus_rederive`` sensor, sensors/rederive.py).
-
-Every daily partition records the version of the stage that wrote it and the fingerprints of
-the partitions it read (corpus.store.Provenance). After a stage's version moves (a better
-parser), :mod:`corpus.provenance` names the partitions it built with older code, and, once
-those are re-derived, the downstream partitions whose inputs' content changed. A re-derive runs
-in rounds, each one or a few Dagster backfills of the ``corpus_daily`` job (its runs show
-under the job, tagged ``corpus/rederive``), until nothing is stale: a fix that changes three
-papers of a day re-derives that day's downstream; a fix that changes nothing stops at its
-stage. Fetches and Grobid re-run only when something they depend on changed, and then find
-their files and TEI in the store. The cross-day assets follow through their catch-up.
-
-Why not Dagster's own staleness (1.13.27): it records the code version of every materialisation
-(the ``dagster/code_version`` tag, set here from :mod:`corpus.versions`), but computes stale
-status per asset, not per partition (the UI's "Materialize stale" is for unpartitioned
-assets), cannot say "inputs' content unchanged" for partitions built several days a run (one
-data version per run), and ``AutomationCondition.code_version_changed()`` is "since the last
-tick", so a deploy seen by nobody is never caught up.
+"""``make rederive``: re-derive what an improvement of the code changes, in rounds, each one
+backfill of the ``corpus_daily`` job per set of assets (its runs show under the job, tagged
+``corpus/rederive``), until nothing is stale, then wait; the cross-day assets follow through their
+catch-up. What is stale and why Dagster's own staleness does not serve: corpus_assets/rederive_plan.py;
+the same rounds from the UI: the ``corpus_rederive`` sensor (sensors/rederive.py).
 """
 
 import datetime as dt
