@@ -37,9 +37,13 @@ REST_OF_METADATA = [a for a in DAILY_ASSETS if a not in METADATA_ASSETS]  # what
 
 
 def built_daily_assets(run: dg.DagsterRun) -> set[str]:
-    """The daily assets ``run`` built: its asset selection, or its job's assets."""
-    if run.asset_selection is not None:
+    """The daily assets ``run`` built: its asset selection; none for a run of checks only (a
+    check's Execute); else its whole job's (a run of a whole job names no selection, or an empty
+    one when executed in process)."""
+    if run.asset_selection:
         return {k.to_user_string() for k in run.asset_selection} & set(DAILY_ASSETS)
+    if run.asset_check_selection:
+        return set()
     return set(JOB_ASSETS.get(run.job_name, []))
 
 

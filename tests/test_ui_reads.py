@@ -185,7 +185,17 @@ def test_every_partial_run_is_followed_by_a_corpus_daily_run_of_what_reads_it():
     assert "re-derive" in rest_of_day_request(
         run("corpus_daily", ["papers"], **{"corpus/rederive": "x"}), DAILY
     )
-    assert isinstance(rest_of_day_request(run("__ASSET_JOB", []), DAILY), str)  # a check's Execute
+    check_only = dg.DagsterRun(
+        job_name="__ASSET_JOB",
+        asset_selection=frozenset(),
+        asset_check_selection=frozenset({dg.AssetCheckKey(dg.AssetKey("papers"), "built_by_current_code")}),
+        tags={"dagster/partition": ONE_DAY},
+    )
+    assert isinstance(rest_of_day_request(check_only, DAILY), str)  # a check's Execute
+    in_process = rest_of_day_request(run(METADATA_JOB, []), DAILY)  # a whole job executed in process
+    assert isinstance(in_process, dg.RunRequest) and "papers" in {
+        k.to_user_string() for k in in_process.asset_selection
+    }
     assert isinstance(rest_of_day_request(run("corpus_graph", ["citation_graph"]), DAILY), str)
     repo = defs.get_repository_def()
     assert not [
