@@ -126,7 +126,7 @@ def test_the_stack_upgrades_in_place(chaos):
     before = snapshot(c)
     old_image = container(c, "daemon")["Image"]
 
-    from corpus_assets.rederive import ranges_text
+    from corpus_assets.rederive_plan import ranges_text
 
     built = {
         a: sorted({k.split("/", 1)[1] for k in before["latest_materialization"] if k.startswith(f"{a}/")})
