@@ -68,12 +68,21 @@ def remove_holder(s: Stack) -> None:
 
 
 @pytest.fixture(scope="session")
-def chaos():
+def stack_image() -> str | None:
+    """The project image the stack starts on: None, the env file's (the one
+    docker/build-local-base.sh built from this checkout). test_upgrade.py starts it on the
+    project built on the previous Dagster release instead."""
+    return None
+
+
+@pytest.fixture(scope="session")
+def chaos(stack_image):
     if not (LANDING / "oai").is_dir():
         pytest.fail(f"no landing zone at {LANDING} (../shared/landing beside the repository)")
     if os.geteuid() != 0:
         pytest.skip("the chaos test kills the stack's processes from the host (kill -9): run it as root")
-    s = Stack(landing_source=LANDING, extra_files=("compose.chaos.yml",), extra_env=dict(STACK_ENV))
+    env = dict(STACK_ENV) | ({"CORPUS_IMAGE": stack_image} if stack_image else {})
+    s = Stack(landing_source=LANDING, extra_files=("compose.chaos.yml",), extra_env=env)
     from corpus_assets.jobs import DAILY_ASSETS
 
     c = Chaos(s, DAYS, list(DAILY_ASSETS), GROBID_DAYS)
