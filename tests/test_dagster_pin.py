@@ -65,10 +65,8 @@ def test_every_place_that_names_the_pinned_dagster_names_the_pin():
     found = {}
     for name in files.stdout.splitlines():
         path = REPO / name
-        if (
-            path.suffix not in {".py", ".md", ".yaml", ".yml", ".toml", ".sh", ".cfg", ""}
-            or not path.is_file()
-        ):
+        # code and configuration (the README's prose may tell of other releases: its Helm command is below)
+        if path.suffix not in {".py", ".yaml", ".yml", ".toml", ".sh", ".cfg", ""} or not path.is_file():
             continue
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             for version in MENTION.findall(line):
@@ -118,7 +116,7 @@ def test_repin_moves_every_dagster_pin_and_nothing_else():
     assert tomllib.loads(moved)["project"]["name"] == "corpus"
     # the command the README gives
     done = subprocess.run(
-        [sys.executable, str(REPO / "docker" / "requirements.py"), str(REPO / "pyproject.toml"), "--repin", "1.13.26"],
+        [sys.executable, str(REPO / "docker" / "requirements.py"), str(REPO / "pyproject.toml"), "--repin", "1.12.22"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert dagster_pins(done.stdout)["dagster-postgres"] == "0.29.26"
+    assert done.stdout == moved
