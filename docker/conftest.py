@@ -158,6 +158,13 @@ def pytest_terminal_summary(terminalreporter):
                 f"{entry['service_back_s']} s, recovered {entry['recovered_s']} s"
                 + (f"; operator: {entry['operator']}" if entry.get("operator") else "")
             )
+        elif "upgrade" in entry:
+            terminalreporter.write_line(
+                f"  upgrade: Dagster {entry['dagster']}, {entry['runs_kept']} runs and {entry['events_kept']} "
+                f"events kept, up on the new image {entry['up_on_new_image_s']} s, re-derive "
+                f"{entry['rederive_s']} s ({entry['rederive_runs']} runs), {entry['seconds']} s in all; "
+                f"images: before {entry['before_image'].get('build_s')} s, after {entry['image_build_s']} s"
+            )
         elif "round" in entry:
             terminalreporter.write_line(
                 f"  round {entry['round']}: {entry.get('seconds')} s, {entry.get('runs')}"
