@@ -1,6 +1,7 @@
 """What one automation tick costs on a store of D days: the catch-up sensor (cross-day assets,
-sensors/cross_day.py) and the daily assets' automation sensor, against the event-timing
-conditions the cross-day assets had before issue 28.
+sensors/cross_day.py) and the code-versions sensor, against the event-timing conditions the
+cross-day assets had before issue 28. (The daily assets have no automation condition since issue
+46: the rest of a partly built day is a run-status sensor's, corpus_rest_of_day.)
 
     python benchmarks/automation_tick.py [--days 64 1024] [--ticks 5]
 
@@ -16,8 +17,6 @@ the degree plot, the tables). Then CPU seconds per tick of:
   asset of it; the checks turn stale), on the tick after its catch-up (``after_run``: green
   again), and after 100 old days re-delivered with the same content (``same_100``, fresh cursor:
   each one's fingerprints compared; nothing is asked). Medians over ``--ticks``;
-* ``daily_auto``: ``dg.evaluate_automation_conditions`` over the daily assets' conditions (the
-  ``corpus_automation`` sensor), steady;
 * ``code_*``: the code-versions sensor (``corpus_code_versions``, sensors/rederive.py) over a
   store holding a tiny partition of every daily asset of every day: ``steady``, on the tick after
   a new day, and ``fresh`` (no cursor: every partition's provenance read once);
@@ -60,7 +59,7 @@ def _build(instance, days: list[str], fp: str = "a") -> None:
 
     for day in days:
         for asset in OTHERS + INPUTS:
-            meta = {"dagster/row_count": 1000}
+            meta = {"dagster/partition_row_count": 1000}
             if asset in INPUTS:
                 meta[FINGERPRINT] = f"{fp}{day}{asset}"
             instance.report_runless_asset_event(dg.AssetMaterialization(asset, partition=day, metadata=meta))
@@ -191,19 +190,6 @@ def measure(n_days: int, ticks: int, root: str, queue) -> None:
         new_days.append(cpu)
     out["code_new_day"] = statistics.median(new_days)
 
-    auto_defs = defs
-    first = dg.evaluate_automation_conditions(defs=auto_defs, instance=instance)
-    cpu = []
-    cursor_auto = first.cursor
-    for _ in range(ticks):
-        t, r = _cpu(
-            lambda c: dg.evaluate_automation_conditions(defs=auto_defs, instance=instance, cursor=c),
-            cursor_auto,
-        )
-        cpu.append(t)
-        cursor_auto = r.cursor
-    out["daily_auto"] = statistics.median(cpu)
-
     before = _before_defs(defs, DAILY_ASSETS)
     first = dg.evaluate_automation_conditions(defs=before, instance=instance)
     cpu = []
@@ -262,7 +248,7 @@ def main() -> None:
             f"steady {last['catch_up_steady']:.3f} / fresh {last['catch_up_fresh']:.3f} / new day "
             f"{last['catch_up_new_day']:.3f} / after its catch-up "
             f"{last['catch_up_after_run']:.3f} / 100 days again, fresh {last['catch_up_same_100']:.3f} "
-            f"(asked {last['same_100_requested']}) CPU s; daily automation {last['daily_auto']:.3f}; "
+            f"(asked {last['same_100_requested']}) CPU s; "
             f"before issue 28: {last['before_auto']:.3f} CPU s a tick; code-versions tick steady "
             f"{last['code_steady']:.3f} / after a new day {last['code_new_day']:.3f} / fresh (every "
             f"partition's provenance) {last['code_fresh']:.3f} CPU s; peak {last['peak_mb']:.0f} MB",
@@ -274,7 +260,6 @@ def main() -> None:
         catch_up_steady_cpu_s=last["catch_up_steady"],
         catch_up_fresh_cpu_s=last["catch_up_fresh"],
         catch_up_new_day_cpu_s=last["catch_up_new_day"],
-        daily_automation_cpu_s=last["daily_auto"],
         before_cpu_s=last["before_auto"],
         code_versions_steady_cpu_s=last["code_steady"],
         code_versions_new_day_cpu_s=last["code_new_day"],

@@ -27,7 +27,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 POLL_S = 2.0
-IDLE_PER_BUSY = 5.0  # the in-command backfill daemon sleeps >= 5x its last iteration: <= 1/6 of a core
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 DAEMON_FRESH_S = 60.0  # a heartbeat younger than this means another daemon serves the instance
 STALL_S = 90.0  # no run of the backfill after this long: serve it here after all
@@ -60,125 +59,139 @@ def daemon_running(instance) -> bool:
     )
 
 
-def submit(instance, launcher, days: list[str], title: str) -> str:
-    """Add a backfill of the ``corpus_daily`` job over ``days``; returns its id. A job backfill
-    of the job's assets, as the job page's "Materialize all" launches it, rather than an asset
-    backfill (the asset catalog's): its runs are ``corpus_daily`` runs, under the job in the UI,
-    cut into ranges by the assets' backfill policy all the same. Its row in the UI names the
-    assets it builds beside the job's partition set (``corpus_daily_partition_set``: Dagster's
-    name for the days of a job, which it shows for every job backfill). Its runs also evaluate
-    the daily assets' ``built_by_current_code`` checks, which the job itself leaves to their
-    sensor: a job backfill can name assets but no checks, and Dagster subsets the job by those
-    assets with every check of them (as for ``make rederive``'s backfills)."""
-    import dagster as dg
-    from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
-    from dagster._core.utils import make_new_backfill_id
+ANSWER = "__typename ... on LaunchBackfillSuccess { backfillId } ... on Error { message }"
 
-    from corpus_assets.jobs import DAILY_ASSETS, DAILY_JOB
 
-    partition_set = next(ps for ps in launcher.repo.get_partition_sets() if ps.job_name == DAILY_JOB)
-    backfill = PartitionBackfill(
-        backfill_id=make_new_backfill_id(),
-        partition_set_origin=partition_set.get_remote_origin(),
-        status=BulkActionStatus.REQUESTED,
-        partition_names=days,
-        from_failure=False,
-        reexecution_steps=None,
-        tags={},
-        backfill_timestamp=time.time(),
-        asset_selection=[dg.AssetKey(a) for a in DAILY_ASSETS],
-        title=title,
-        description=None,
-        run_config=QUIET,  # the runs' full logs are in the UI; the terminal shows progress
+class BackfillRefused(RuntimeError):
+    """Dagster refused a backfill (the message is its own: a day outside the partitions ...)."""
+
+
+def _graphql_command() -> list[str]:
+    """``dagster-graphql``, from the interpreter's own environment when it is there."""
+    beside = Path(sys.executable).with_name("dagster-graphql")
+    return [str(beside)] if beside.exists() else ["dagster-graphql"]
+
+
+def _literal(value) -> str:
+    """``value`` (dicts, lists, strings, numbers) as a GraphQL input literal."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    return json.dumps(value)  # a JSON string or number is a GraphQL one
+
+
+def workspace_file() -> Path:
+    """The workspace the instance's daemons load: ``$DAGSTER_HOME/workspace.yaml`` where there is
+    one (the compose image: the code server over gRPC), else this checkout's (``make ui``'s)."""
+    home = os.environ.get("DAGSTER_HOME")
+    beside = Path(home) / "workspace.yaml" if home else None
+    return beside if beside is not None and beside.is_file() else REPO / "workspace.yaml"
+
+
+def launch_backfills(requests: list[dict], workspace: Path | None = None) -> list[str]:
+    """Job backfills of ``corpus_daily``, one per request (``days``, ``assets``, ``tags``,
+    ``title``), made by the GraphQL mutation the job page's "Materialize all" sends, through
+    Dagster's ``dagster-graphql`` command (which loads the code location of ``workspace`` the way
+    the daemons do, so they find it): its runs are ``corpus_daily`` runs, under the job in the UI,
+    cut into ranges by the assets' backfill policy, their logs quiet in the terminal
+    (:data:`QUIET`; the UI has them whole). Returns the backfills' ids, in order; raises
+    :class:`BackfillRefused` with Dagster's message if one is refused.
+
+    Its row in the UI names the assets it builds beside the job's partition set
+    (``corpus_daily_partition_set``: Dagster's name for the days of a job). Its runs also
+    evaluate the daily assets' checks of the assets it names: Dagster subsets the job by those
+    assets with every check of them."""
+    import json
+    import subprocess
+    import tempfile
+
+    from corpus_assets.jobs import DAILY_JOB
+
+    workspace = workspace or workspace_file()
+    from corpus_assets.launch import LOCATION
+
+    params = [
+        {
+            "selector": {
+                "partitionSetName": f"{DAILY_JOB}_partition_set",
+                "repositorySelector": {
+                    "repositoryName": "__repository__",
+                    "repositoryLocationName": LOCATION,
+                },
+            },
+            "partitionNames": list(r["days"]),
+            "assetSelection": [{"path": [a]} for a in sorted(r["assets"])],
+            "tags": [{"key": k, "value": v} for k, v in sorted(r.get("tags", {}).items())],
+            "title": r["title"],
+            "runConfigData": QUIET,
+        }
+        for r in requests
+    ]
+    # One document, one mutation per backfill (one load of the code location for all of them),
+    # read from a file: a range of all of arXiv is longer than one command-line argument may be.
+    document = "mutation Launch {{ {} }}".format(
+        " ".join(
+            f"b{i}: launchPartitionBackfill(backfillParams: {_literal(p)}) {{ {ANSWER} }}"
+            for i, p in enumerate(params)
+        )
     )
-    instance.add_backfill(backfill)
-    return backfill.backfill_id
-
-
-def prompt_backfill_daemon(instance):
-    """Dagster's backfill daemon, iterating every :data:`POLL_S` instead of every 30 s (a fixed
-    interval in Dagster): it marks a backfill complete only on an iteration after its last run
-    ends, so a day's backfill that ran in 10 s was reported after 35. This command serves one
-    backfill and nothing else; after an iteration that takes long (a range of years) it waits
-    :data:`IDLE_PER_BUSY` times that iteration's length, so it never keeps a core busy.
-    ``make ui``'s daemon keeps Dagster's interval."""
-    from dagster._daemon.backfill import execute_backfill_iteration
-    from dagster._daemon.daemon import BackfillDaemon, SpanMarker
-    from dagster._daemon.utils import DaemonErrorCapture
-
-    class PromptBackfillDaemon(BackfillDaemon):
-        def core_loop(self, workspace_process_context, shutdown_event):  # Dagster's loop, shorter sleep
-            futures: dict = {}
-            while True:
-                began = time.monotonic()
-                yield SpanMarker.START_SPAN
-                try:
-                    yield from execute_backfill_iteration(
-                        workspace_process_context,
-                        self._logger,
-                        threadpool_executor=self._threadpool_executor,
-                        backfill_futures=futures,
-                        submit_threadpool_executor=self._submit_threadpool_executor,
-                    )
-                except Exception:
-                    yield DaemonErrorCapture.process_exception(
-                        exc_info=sys.exc_info(),
-                        logger=self._logger,
-                        log_message="BackfillDaemon caught an error",
-                    )
-                yield SpanMarker.END_SPAN
-                shutdown_event.wait(max(POLL_S, (time.monotonic() - began) * IDLE_PER_BUSY))
-                yield None
-
-    return PromptBackfillDaemon(settings=instance.get_backfill_settings())
+    with tempfile.TemporaryDirectory(prefix="corpus-backfill-") as tmp:
+        query, out = Path(tmp) / "launch.graphql", Path(tmp) / "result.json"
+        query.write_text(document)
+        command = [*_graphql_command(), "-w", str(workspace), "--file", str(query), "-o", str(out)]
+        done = subprocess.run(command, cwd=workspace.parent, capture_output=True, text=True, check=False)
+        if done.returncode or not out.exists():
+            raise BackfillRefused(f"dagster-graphql failed ({done.returncode}): {done.stderr[-2000:]}")
+        result = json.loads(out.read_text())
+    if result.get("errors"):
+        raise BackfillRefused("; ".join(e.get("message", str(e)) for e in result["errors"]))
+    ids = []
+    for i in range(len(params)):
+        answer = result["data"][f"b{i}"]
+        if answer["__typename"] != "LaunchBackfillSuccess":
+            raise BackfillRefused(f"{answer['__typename']}: {answer.get('message', '')}")
+        ids.append(answer["backfillId"])
+    return ids
 
 
 def serve_daemons(stack: ExitStack, instance) -> None:
-    """Run the backfill, run-queue and run-monitoring daemons in this process until exit; their
-    heartbeats are wiped on the way out, so the next command does not take them for a daemon
-    that still serves the instance (a live daemon writes its heartbeat again within 30 s)."""
-    from dagster._core.workspace.load_target import WorkspaceFileTarget
-    from dagster._daemon.controller import create_daemon_of_type, daemon_controller_from_instance
+    """Run the backfill, run-queue and run-monitoring daemons in this process until exit (not
+    the sensors: nothing but what this command asked for is built), the backfill daemon
+    iterating every 2 s instead of Dagster's 30 (corpus_assets/dagster_internals.py, 5)."""
+    from corpus_assets.dagster_internals import serve_daemons as serve
 
-    def daemons(inst):
-        others = [create_daemon_of_type(t, inst) for t in ("QUEUED_RUN_COORDINATOR", "MONITORING")]
-        return [prompt_backfill_daemon(inst), *others]
+    serve(stack, instance, workspace_file())
 
-    stack.callback(instance.wipe_daemon_heartbeats)
-    stack.enter_context(
-        daemon_controller_from_instance(
-            instance,
-            WorkspaceFileTarget(paths=[str(REPO / "workspace.yaml")]),
-            gen_daemons=daemons,
-            log_level="warning",
-        )
-    )
+
+RUNNING = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
 
 
 def wait(instance, backfill_id: str, timeout_s: float, on_stall=None) -> tuple[str, Counter]:
     """Poll until the backfill ends; print progress when it changes. Returns (status, runs by
     status). ``on_stall`` is called once if nothing has happened after STALL_S (the daemon
     thought to serve the instance is gone): it starts daemons here."""
-    from dagster._core.execution.backfill import BULK_ACTION_TERMINAL_STATUSES
-    from dagster._core.storage.dagster_run import RunsFilter
+    import dagster as dg
+
+    from corpus_assets.dagster_internals import backfill_state
 
     started = time.monotonic()
     deadline = started + timeout_s
     last = None
     while True:
-        backfill = instance.get_backfill(backfill_id)
-        runs = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill_id}))
+        status, ended = backfill_state(instance, backfill_id)
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": backfill_id}))
         statuses = Counter(r.status.value for r in runs)
-        line = f"  backfill {backfill_id}: {backfill.status.value}; runs " + (
+        line = f"  backfill {backfill_id}: {status}; runs " + (
             ", ".join(f"{k.lower()} {v}" for k, v in sorted(statuses.items())) or "none yet"
         )
         if line != last:
             print(line, flush=True)
             last = line
-        if backfill.status in BULK_ACTION_TERMINAL_STATUSES and not any(
-            s in statuses for s in ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
-        ):
-            return backfill.status.value, statuses
+        if ended and not any(s in statuses for s in RUNNING):
+            return status, statuses
         if time.monotonic() > deadline:
             return "TIMED_OUT", statuses
         if on_stall is not None and not runs and time.monotonic() > started + STALL_S:
@@ -188,26 +201,6 @@ def wait(instance, backfill_id: str, timeout_s: float, on_stall=None) -> tuple[s
         time.sleep(POLL_S)
 
 
-def submit_main(days: list[str]) -> int:
-    """``--submit``: check the range, add the backfill, print its id. Run in a child process, so
-    the project's code (and its libraries) never stays in the waiting process's memory."""
-    import dagster as dg
-
-    from corpus_assets.launch import LocalLauncher
-    from corpus_assets.partitions import start_date
-
-    if days[0] < start_date():
-        print(f"make backfill: {days[0]} is before the first partition {start_date()}", file=sys.stderr)
-        return 2
-    instance = dg.DagsterInstance.get()
-    launcher = LocalLauncher(instance)
-    try:
-        print(f"BACKFILL {submit(instance, launcher, days, f'make backfill {days[0]}..{days[-1]}')}")
-    finally:
-        launcher.close()
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m corpus_assets.backfill", description=__doc__.split("\n\n")[0]
@@ -215,7 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="first", required=True, help="first day, YYYY-MM-DD")
     parser.add_argument("--to", dest="last", required=True, help="last day, YYYY-MM-DD (inclusive)")
     parser.add_argument("--timeout-hours", type=float, default=72.0)
-    parser.add_argument("--submit", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
         days = days_between(args.first, args.last)
@@ -227,10 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     if not days:
         print("make backfill: no complete day in the range", file=sys.stderr)
         return 2
-    if args.submit:
-        return submit_main(days)
+    from corpus_assets.partitions import start_date
 
-    import subprocess
+    if days[0] < start_date():
+        print(f"make backfill: {days[0]} is before the first partition {start_date()}", file=sys.stderr)
+        return 2
+
+    from concurrent.futures import ThreadPoolExecutor
 
     import dagster as dg
 
@@ -243,30 +238,25 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  runs of {os.environ['CORPUS_DAYS_PER_RUN']} day(s), {side_by_side} side by side", flush=True
         )
-    # The range is checked and submitted by a child (the project's code never stays in this
-    # process) while this process starts the daemons and their code server: both load the
-    # definitions, on two cores at once.
-    child = subprocess.Popen(
-        [sys.executable, "-m", "corpus_assets.backfill", "--submit", "--from", days[0], "--to", days[-1]],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    from corpus_assets.jobs import DAILY_ASSETS
+
+    request = {"days": days, "assets": DAILY_ASSETS, "title": f"make backfill {days[0]}..{days[-1]}"}
     started = time.perf_counter()
-    with ExitStack() as stack:
+    # The backfill is made by dagster-graphql (a child process: the project's code never stays in
+    # this one) while this process starts the daemons and their code server, on two cores at once.
+    with ThreadPoolExecutor(1) as pool, ExitStack() as stack:
+        submitted = pool.submit(launch_backfills, [request])
         on_stall = None
         if served:
             print("  a Dagster daemon serves this instance: it runs the backfill", flush=True)
             on_stall = lambda: serve_daemons(stack, instance)  # noqa: E731
         else:
             serve_daemons(stack, instance)
-        out, err = child.communicate()
-        found = [line.split()[1] for line in out.splitlines() if line.startswith("BACKFILL ")]
-        if child.returncode or not found:
-            sys.stderr.write(err)
-            return child.returncode or 1
-        backfill_id = found[0]
+        try:
+            (backfill_id,) = submitted.result()
+        except BackfillRefused as exc:
+            print(f"make backfill: {exc}", file=sys.stderr)
+            return 1
         print(f"backfill {backfill_id}: {len(days)} day(s) {days[0]}..{days[-1]}", flush=True)
         status, runs = wait(instance, backfill_id, args.timeout_hours * 3600, on_stall)
     took = time.perf_counter() - started

@@ -15,6 +15,7 @@ from pydantic import Field
 from corpus.release.settings import CANDIDATES, PARAGRAPHS
 from corpus.release.state import manifest_sha256
 from corpus_assets.common import (
+    TABLE_ROWS,
     asset_path,
     count_table,
     markdown_preview,
@@ -204,6 +205,7 @@ def citeworth_splits(
             "days_changed": summary["days_changed"],
             "files_written": summary["files_written"],
             "paragraphs": summary["paragraphs"],
+            TABLE_ROWS: summary["paragraphs"],
             "papers": summary["papers"],
             "sentences": st["total_sentences"],
             "cite_worthy_share": round(st["cite_worthy_share"], 4),
@@ -220,7 +222,9 @@ def citeworth_splits(
                 f"{md_code(f'datasets.load_dataset({str(root)!r})')} (train, validation, test)"
             ),
             "preview": markdown_preview(
-                preview, ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"]
+                preview,
+                ["paper_id", "section_index", "field", "split", "n_sentences", "n_cite_worthy"],
+                label=f"citeworth_splits: the first {preview.height} of {summary['paragraphs']:,} released paragraphs",
             ),
         },
         tags=read_through_tags(mark),

@@ -64,14 +64,16 @@ def md_code(value: object) -> str:
 
 
 def markdown_preview(
-    frame: pl.DataFrame, columns: Sequence[str], rows: int = 10, width: int = 80
+    frame: pl.DataFrame, columns: Sequence[str], rows: int = 10, width: int = 80, label: str | None = None
 ) -> dg.MetadataValue:
     """The first rows of a frame as a markdown table, long cells cut to ``width``, every cell
-    shown as the text it holds (:func:`md_text`)."""
+    shown as the text it holds (:func:`md_text`), under ``label``: a line saying what the rows
+    are a preview of (whose first rows, of how many)."""
     cols = [c for c in columns if c in frame.columns]
+    caption = f"{md_text(label)}\n\n" if label else ""
     if frame.is_empty() or not cols:
-        return dg.MetadataValue.md("_no rows_")
-    head = "| " + " | ".join(md_text(c) for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
+        return dg.MetadataValue.md(caption + "_no rows_")
+    head = caption + "| " + " | ".join(md_text(c) for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
     lines = []
     for row in frame.head(rows).select(cols).iter_rows():
         lines.append("| " + " | ".join(md_text(value, width) for value in row) + " |")
@@ -96,6 +98,9 @@ def rows_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None) ->
 
 
 OWNERS = ["team:corpus"]  # who answers for the assets (the project's maintainers)
+# Dagster's row counts (TableMetadataSet): a partition's rows, and the whole table's (the cross-day
+# assets', which the asset overview shows as "Row count").
+PARTITION_ROWS, TABLE_ROWS = "dagster/partition_row_count", "dagster/row_count"
 
 
 def report_day(
@@ -110,14 +115,18 @@ def report_day(
 ) -> None:
     """Metadata of one daily partition, on that partition's own materialisation event.
 
-    A backfill run covers several days; each day gets its own counts (``dagster/row_count`` and
-    the stage's summary), its column schema and a preview of its own first rows (the
+    A backfill run covers several days; each day gets its own counts (its rows as
+    ``dagster/partition_row_count``, and the stage's summary), its column schema and a preview of its own first rows (the
     ``preview`` columns, cells cut at ``preview_width``), so a partition's page shows that
     partition, and nothing in an event grows with the number of days in a run. Also the partition's content ``fingerprint`` (from
     its provenance, corpus.store): what the cross-day assets' catch-up compares
     (corpus_assets.freshness) and what tells two builds of a day with the same rows apart from
     two with different ones; the code version that made it is the event's
     ``dagster/code_version`` tag.
+
+    Not ``dagster/row_count``: Dagster means by it the rows of the whole table (TableMetadataSet),
+    and the UI shows the latest event's as the asset's "Row count"; a daily asset's whole table
+    is every day's rows (``select count(*)`` in data/corpus.duckdb), which no one day's event knows.
     """
     if dg.AssetKey(asset) not in context.selected_asset_keys:  # a subset of a multi-asset
         return
@@ -127,13 +136,15 @@ def report_day(
     fingerprint = store.fingerprint(asset, day)
     if fingerprint is not None:
         extra[FINGERPRINT] = fingerprint
-        extra.update(_partition_rows_metadata(store, asset, day, preview, preview_width))
+        extra.update(_partition_rows_metadata(store, asset, day, int(rows), preview, preview_width))
     context.add_asset_metadata(
-        {"dagster/row_count": int(rows), **(metadata or {}), **extra}, asset_key=asset, partition_key=day
+        {PARTITION_ROWS: int(rows), **(metadata or {}), **extra}, asset_key=asset, partition_key=day
     )
 
 
-def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str], width: int) -> dict:
+def _partition_rows_metadata(
+    store, asset: str, day: str, rows: int, preview: Sequence[str], width: int
+) -> dict:
     """One partition's column schema (its Parquet footer) and first rows (only the ``preview``
     columns are read)."""
     from corpus_assets.columns import parquet_column_schema
@@ -149,7 +160,9 @@ def _partition_rows_metadata(store, asset: str, day: str, preview: Sequence[str]
         frame = pl.scan_parquet(path)
         cols = [c for c in preview if c in frame.collect_schema().names()]
         head = frame.select(cols).head(10).collect() if cols else pl.DataFrame()
-        out["preview"] = markdown_preview(head, cols, width=width)
+        shown = f"the first {head.height} of" if head.height < rows else "all"
+        label = f"{asset} of {day}: {shown} {rows:,} row{'s' if rows != 1 else ''}"
+        out["preview"] = markdown_preview(head, cols, width=width, label=label)
     return out
 
 

@@ -24,20 +24,16 @@ import sys
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, Any
 
-from dagster._core.execution.compute_logs import (
-    _clean_up_subprocess,
-    _fileno,
+from corpus_assets.dagster_internals import (  # Dagster's manager and its capture (dagster_internals, 1)
+    IO_TYPE_EXTENSION,
+    CapturedLogContext,
+    ComputeIOType,
+    LocalComputeLogManager,
     redirect_to_file,
 )
-from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
-from dagster._core.storage.local_compute_log_manager import (
-    IO_TYPE_EXTENSION,
-    LocalComputeLogManager,
-)
-from dagster._utils import ensure_file, touch_file
-
 from corpus_assets.event_log import under_dagster_home
 
 
@@ -51,11 +47,30 @@ def parent_death_signal() -> bool:
     return out.returncode == 0 and b"--pdeathsig" in out.stdout
 
 
+def _fileno(stream: IO[str]) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream with no file behind it (pytest's capture)
+        return None
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End the ``tail`` (it never ends by itself) and reap it."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def _tail_mirror(stream: IO[str], path: str) -> Iterator[None]:
     """``stream`` written to ``path`` while one ``tail`` copies ``path`` back to the stream's
     old target; the ``tail`` ends with this process even if it dies without cleaning up."""
-    ensure_file(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).open("a").close()  # there for tail to follow, its content kept
     out = stream if _fileno(stream) else None
     tail_cmd = ["setpriv", "--pdeathsig", "TERM", "--", "tail", "-F", "-c", "+0", path]
     tail = subprocess.Popen(tail_cmd, stdout=out)  # setpriv execs tail: one process
@@ -65,7 +80,7 @@ def _tail_mirror(stream: IO[str], path: str) -> Iterator[None]:
     finally:
         # Dagster's knob for tail's 1 s poll interval (dagster-io/dagster#23336), honoured alike.
         time.sleep(float(os.getenv("DAGSTER_COMPUTE_LOG_TAIL_WAIT_AFTER_FINISH", "0")))
-        _clean_up_subprocess(tail)
+        _stop(tail)
 
 
 class TailComputeLogManager(LocalComputeLogManager):
@@ -94,4 +109,4 @@ class TailComputeLogManager(LocalComputeLogManager):
             _tail_mirror(sys.stderr, paths[ComputeIOType.STDERR]),
         ):
             yield CapturedLogContext(log_key)
-        touch_file(self.complete_artifact_path(log_key))  # Dagster's mark of a finished capture
+        Path(self.complete_artifact_path(log_key)).touch()  # Dagster's mark of a finished capture

@@ -14,14 +14,8 @@ from corpus_assets import bulk, citeworth, files, graph, ingest, papers, parse, 
 from corpus_assets.common import OWNERS
 from corpus_assets.deployment import build_pipes_resource, deployment, executor_def
 from corpus_assets.freshness import up_to_date_check
-from corpus_assets.jobs import (
-    DAILY_ASSETS,
-    UNPARTITIONED_ASSETS,
-    all_jobs,
-    automation_sensor,
-    daily_condition,
-)
-from corpus_assets.rederive import code_check, daily_graph
+from corpus_assets.jobs import DAILY_ASSETS, UNPARTITIONED_ASSETS, all_jobs
+from corpus_assets.rederive_plan import code_check, daily_graph
 from corpus_assets.run_monitoring import pool_slots
 from resources.arxiv import ArxivResource
 from resources.grobid import GrobidResource
@@ -30,9 +24,7 @@ from sensors.cross_day import build_catch_up_sensor
 from sensors.endpoint import arxiv_endpoint_sensor
 from sensors.landing import landing_oai_sensor
 from sensors.rederive import build_rederive_sensor, corpus_code_versions
-from sensors.rest_of_day import rest_of_day
-
-ROOTS = {"arxiv_metadata", "arxiv_metadata_failures"}  # started by the sensors, not by a condition
+from sensors.rest_of_day import build_rest_of_day_sensor
 
 
 def build_resources() -> dict:
@@ -57,23 +49,20 @@ def built_days_hint(name: str) -> str:
     )
 
 
-def with_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
-    """Each asset's owners, code version (its stage's, corpus.versions: recorded on every
-    materialisation) and automation condition (corpus_assets.jobs): daily ones follow their
-    day's inputs; the cross-day ones are caught up by the corpus_graph_catch_up sensor. Daily
-    ones also say where their built days are listed."""
+def with_owners_and_version(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """Each asset's owners and code version (its stage's, corpus.versions: recorded on every
+    materialisation); daily ones also say where their built days are listed. No automation
+    condition: the sensors ask for every run, as runs of the project's jobs (corpus_assets.jobs)."""
     name = spec.key.to_user_string()
     spec = spec.replace_attributes(owners=OWNERS, code_version=code_version(name))
     if name in DAILY_ASSETS:
         spec = spec.replace_attributes(description=(spec.description or "") + built_days_hint(name))
-    if name in DAILY_ASSETS and name not in ROOTS:
-        return spec.replace_attributes(automation_condition=daily_condition())
     return spec
 
 
 assets = dg.with_source_code_references(
     dg.map_asset_specs(
-        with_automation,
+        with_owners_and_version,
         dg.load_assets_from_modules([ingest, files, parse, papers, graph, pes2o, citeworth, bulk]),
     )
 )
@@ -113,8 +102,7 @@ defs = dg.Definitions(
     sensors=[
         landing_oai_sensor,
         arxiv_endpoint_sensor,
-        automation_sensor,
-        rest_of_day,
+        build_rest_of_day_sensor(DAILY),
         build_catch_up_sensor(READS),
         corpus_code_versions,
         build_rederive_sensor(DAILY),

@@ -167,6 +167,10 @@ class TempFileReader(_KeepsHandler, dg.PipesTempFileMessageReader):
     pass
 
 
+class WorkerExited(RuntimeError):
+    """A Pipes worker process ended with a non-zero exit code (the message has its stderr's tail)."""
+
+
 class StderrTailSubprocessClient(dg.PipesSubprocessClient):
     """``PipesSubprocessClient`` that forwards the worker's stderr and keeps its tail, so a
     failure (even a crash before Pipes opens) is raised with what the worker said."""
@@ -180,8 +184,6 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> dg.PipesClientCompletedInvocation:
-        from dagster._core.errors import DagsterExecutionInterruptedError, DagsterPipesExecutionError
-
         with dg.open_pipes_session(
             context=context,
             context_injector=self.context_injector,
@@ -201,7 +203,7 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
             pump.start()
             try:
                 process.wait()  # an interrupt ends it at once (corpus.parallel.interrupts_end_waits)
-            except DagsterExecutionInterruptedError:
+            except dg.DagsterExecutionInterruptedError:
                 context.log.info("[pipes] interrupted: sending SIGINT to the worker")
                 process.send_signal(signal.SIGINT)
                 try:
@@ -214,7 +216,7 @@ class StderrTailSubprocessClient(dg.PipesSubprocessClient):
             finally:
                 pump.join(timeout=10)
             if process.returncode != 0:
-                raise DagsterPipesExecutionError(
+                raise WorkerExited(
                     f"worker exited with code {process.returncode}; stderr tail:\n" + "".join(tail)
                 )
         return dg.PipesClientCompletedInvocation(session)
@@ -377,10 +379,8 @@ def paper_workers(context: dg.AssetExecutionContext | dg.OpExecutionContext) -> 
 def runs_side_by_side(instance: dg.DagsterInstance) -> int:
     """Runs started, starting or queued on ``instance``, at most as many as its run queue runs
     at once."""
-    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
-
-    live = [DagsterRunStatus.STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.QUEUED]
-    runs = instance.get_runs_count(RunsFilter(statuses=live))
+    live = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.QUEUED]
+    runs = instance.get_runs_count(dg.RunsFilter(statuses=live))
     limit = instance.get_concurrency_config().run_queue_config.max_concurrent_runs
     return min(runs, limit) if limit and limit > 0 else runs
 

@@ -24,13 +24,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine
+
+from corpus_assets.dagster_internals import (  # Dagster's storage class (dagster_internals, 1)
     SQLITE_BUSY_TIMEOUT_SECONDS,
     SqliteEventLogStorage,
     SqliteEventLogStorageWatchdog,
 )
-from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Connection, Engine
 
 MAX_ENGINES = 8  # run shards open at once in one process (the webserver reads many runs)
 

@@ -48,6 +48,13 @@ PAGE = 1000  # events read per query
 PARTITIONS_PER_QUERY = 500  # days named in one query (SQLite's bound on a statement's variables)
 MAX_TRACKED = 200  # changed partitions remembered one by one; beyond, "and more" until the next run
 SHOWN = 5  # changed partitions named in a description
+# Both ways to act, in words that read the same as Markdown and as plain text (the UI shows check
+# texts either way).
+TO_CATCH_UP = (
+    "The corpus_graph_catch_up sensor runs corpus_graph for it at the next tick of CORPUS_GRAPH_CRON; "
+    "to catch it up now, Materialize all on the job corpus_graph, or run: dagster job launch -w "
+    "workspace.yaml -j corpus_graph."
+)
 
 
 def read_mark(instance: dg.DagsterInstance) -> int:
@@ -69,24 +76,22 @@ def save_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str, mark
     step (which reports the materialisation), in the run's own log: steps may run in other
     processes or machines, and a run that fails in between leaves nothing behind (a file under
     the data root did)."""
-    from dagster._core.events import EngineEventData
+    from corpus_assets.dagster_internals import engine_event_data
 
     instance.report_engine_event(
         f"{asset} reads its inputs as of event-log id {mark}",
         run,
-        EngineEventData(metadata={"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
+        engine_event_data({"asset": asset, MARK_KEY: dg.MetadataValue.int(mark)}),
     )
 
 
 def take_mark(instance: dg.DagsterInstance, run: dg.DagsterRun, asset: str) -> int | None:
     """The mark :func:`save_mark` logged for ``asset`` in this run, or in the run it re-executes
     (a retry from failure does not run the first step again), or None."""
-    from dagster._core.events import DagsterEventType
-
     seen: set[str] = set()
     while run is not None and run.run_id not in seen:
         seen.add(run.run_id)
-        for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+        for event in reversed(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)):
             data = event.dagster_event.engine_event_data if event.dagster_event else None
             meta = data.metadata if data is not None else {}
             if MARK_KEY in meta and meta.get("asset") is not None and meta["asset"].value == asset:
@@ -142,6 +147,10 @@ class Verdict:
         more = len(names) - SHOWN
         listed = ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
         return f"stale: {listed}{' (and more)' if self.more else ''} changed since its last run"
+
+    def check_description(self) -> str:
+        """The ``up_to_date`` check's text: the verdict, and when stale both ways to act."""
+        return self.description() if self.current else f"{self.description()}. {TO_CATCH_UP}"
 
     def metadata(self) -> dict[str, dg.MetadataValue]:
         """What a user can check: when the asset was built and which input partitions changed
@@ -248,7 +257,7 @@ def assess(
         CODE_VERSION_TAG
     )
     if version is not None and built_by != version:
-        why = f"built by other code ({built_by or 'unknown'}); today's is {version}"
+        why = f"built by other code ({built_by or 'unknown'}) than this ({version})"
         return Verdict(name, False, why, rec), {}
     mark = _read_through(rec)
     if mark is None:
@@ -343,27 +352,17 @@ def with_upstream(reads: Mapping[str, Sequence[str]], asset: str) -> dict[str, l
 
 
 def check_evaluation(verdict: Verdict) -> dg.AssetCheckEvaluation:
-    """The ``up_to_date`` check's result for ``verdict``, as a sensor reports it."""
-    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-        AssetCheckEvaluationTargetMaterializationData,
-    )
-
-    rec = verdict.materialization
-    target = (
-        AssetCheckEvaluationTargetMaterializationData(
-            storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp
-        )
-        if rec is not None
-        else None
-    )
+    """The ``up_to_date`` check's result for ``verdict``, as a sensor reports it. It is taken
+    for a result about the asset's latest materialisation by being reported after it (the UI
+    compares the two times); one made later is judged by the run that makes it, which runs the
+    check."""
     return dg.AssetCheckEvaluation(
         asset_key=dg.AssetKey(verdict.asset),
         check_name=CHECK_NAME,
         passed=verdict.current,
         severity=dg.AssetCheckSeverity.WARN,
-        description=verdict.description(),
+        description=verdict.check_description(),
         metadata=verdict.metadata(),
-        target_materialization_data=target,
     )
 
 
@@ -379,15 +378,16 @@ def up_to_date_check(asset: str, reads: Mapping[str, Sequence[str]]) -> dg.Asset
         name=CHECK_NAME,
         additional_deps=inputs,
         description="Current when no input partition's content differs from what the asset's last "
-        f"materialisation read (inputs: {', '.join(k.to_user_string() for k in inputs)}); stale names "
-        "the partitions that changed. Reported by the catch-up sensor within one tick of a change.",
+        f"materialisation read (inputs: {', '.join(k.to_user_string() for k in inputs)}), and its code is "
+        "the code it has now; stale names the partitions that changed. Reported by the catch-up sensor "
+        "within 30 s of a change. " + TO_CATCH_UP,
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
         verdict = assess_all(context.instance, scope)[0][asset]
         return dg.AssetCheckResult(
             passed=verdict.current,
             severity=dg.AssetCheckSeverity.WARN,
-            description=verdict.description(),
+            description=verdict.check_description(),
             metadata=verdict.metadata(),
         )
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import count_table, markdown_preview, rows_table, svg_plot
+from corpus_assets.common import TABLE_ROWS, count_table, markdown_preview, rows_table, svg_plot
 from corpus_assets.freshness import read_mark, read_through_tags, save_mark, take_mark
 from resources.store import CorpusStore
 
@@ -77,6 +77,7 @@ def summarise_links(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.O
             "days": summary["days"],
             "days_linked": summary["days_linked"],
             "links": summary["links"],
+            TABLE_ROWS: summary["links"],
             "new_entries": summary["new_entries"],
             "relinked": summary["stale"],
             "old_links_changed": summary["changed"],
@@ -198,12 +199,29 @@ def build_graph_days(context: dg.OpExecutionContext, corpus: CorpusStore) -> Non
     context.log.info(f"citation_graph: {built} day(s) built in part {part}/{n}")
 
 
-@dg.op(ins={"parts": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
-def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
+def _edges_preview(store, edges: int, rows: int = 10) -> dg.MetadataValue:
+    """The graph's first edges (its first citing days' files, in day order), saying of how many."""
     import polars as pl
 
-    from corpus.graph.citation_graph import ASSET, finish_graph
     from corpus.graph.network import EDGE_SCHEMA
+
+    frames, have = [], 0
+    for path in sorted(store.asset_dir("citation_graph").glob("edges-*.parquet")):
+        if have >= rows:
+            break
+        frame = pl.read_parquet(path, n_rows=rows - have)
+        frames.append(frame)
+        have += frame.height
+    head = pl.concat(frames) if frames else pl.DataFrame(schema=EDGE_SCHEMA)
+    first = f"the first {head.height} of" if head.height < edges else "all"
+    label = f"citation_graph: {first} {edges:,} edges, first citing days first (one file per citing day)"
+    return markdown_preview(head, list(EDGE_SCHEMA), rows=rows, label=label)
+
+
+@dg.op(ins={"parts": dg.In(dg.Nothing)}, out=dg.Out(dg.Nothing))
+def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> dg.Output:
+
+    from corpus.graph.citation_graph import ASSET, finish_graph
 
     mark = take_mark(context.instance, context.run, ASSET)
     store = corpus.store
@@ -215,6 +233,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> d
         "days_built": summary["days_built"],
         "nodes": summary["nodes"],
         "edges": summary["edges"],
+        TABLE_ROWS: summary["edges"],
     }
     if summary["nodes"]:
         metadata.update(
@@ -234,9 +253,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> d
         if plot_path.exists():
             metadata.update(svg_plot("degree_plot", "in/out degree distributions", plot_path))
     metadata["via"] = count_table(summary["via"], "via", of="the links")
-    files = sorted(store.asset_dir("citation_graph").glob("edges-*.parquet"))
-    preview = pl.read_parquet(files[-1], n_rows=10) if files else pl.DataFrame(schema=EDGE_SCHEMA)
-    metadata["preview"] = markdown_preview(preview, list(EDGE_SCHEMA))
+    metadata["preview"] = _edges_preview(store, summary["edges"])
     context.add_output_metadata(metadata)
     return dg.Output(None, tags=read_through_tags(mark))
 
@@ -251,7 +268,7 @@ def finish_graph_stats(context: dg.OpExecutionContext, corpus: CorpusStore) -> d
     group_name="graph",
     kinds={"parquet"},
     description="Paper-level citation edges (bib links + arXiv ids in the full text), one file per citing "
-    "day (citation_graph/edges-<day>.parquet), with the statistics of Table 2 of the arXiv-as-a-dataset paper "
+    "day (citation_graph/edges-DAY.parquet), with the statistics of Table 2 of the arXiv-as-a-dataset paper "
     "and a log-log degree plot. Incremental: only days whose inputs or deciding papers changed are built "
     "(in CORPUS_GRAPH_SHARDS parallel steps); the statistics come from integer node codes.",
 )

@@ -1,13 +1,15 @@
-"""Jobs: the daily corpus job (every daily asset of the days asked for) and the cross-day job,
-their retry policy, and the automation that keeps both current.
+"""Jobs: the daily corpus job (every daily asset of the days asked for), the cross-day job and
+their retry policy. Every run the project's sensors ask for is a run of one of them.
 
 The flow: the landing and endpoint sensors ask ``corpus_daily`` for each new or changed day;
 the catch-up sensor (sensors/cross_day.py) asks ``corpus_graph`` for the cross-day assets whose
 inputs' content differs from what they last read, at most once per tick of
-``CORPUS_GRAPH_CRON``, so ten new days in an hour give one cross-day run. A user who
-materialises only ``arxiv_metadata`` of a day in the UI (``Arxiv_metadata_job``) gets the rest of
-that day as a ``corpus_daily`` run (sensors/rest_of_day.py); after any other partial run the
-daily assets' own automation condition (the ``corpus_automation`` sensor) gives it.
+``CORPUS_GRAPH_CRON``, so ten new days in an hour give one cross-day run. After a run that built
+only some daily assets of a day (``arxiv_metadata`` from its asset page: ``Arxiv_metadata_job``;
+another asset's page, the CLI) the rest of that day follows as a ``corpus_daily`` run
+(sensors/rest_of_day.py). The daily assets have no automation condition: Dagster 1.13.27 runs
+what an automation condition asks for as its implicit ``__ASSET_JOB``, never as a job of the
+project, so the Overview showed those runs as "jobless".
 """
 
 from __future__ import annotations
@@ -54,53 +56,21 @@ UNPARTITIONED_ASSETS = [
 
 # Retries live on jobs, not assets (DESIGN.md §4): transient network faults retry the step.
 retry = dg.RetryPolicy(max_retries=2, delay=30, backoff=dg.Backoff.EXPONENTIAL)
-# Runs the automation and catch-up sensors launch are retried whole by the instance (dagster.yaml run_retries).
+# Runs the sensors launch are retried whole by the instance (dagster.yaml run_retries).
 AUTOMATION_RUN_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILURE"}
 
 
 def graph_cron() -> str:
     """``CORPUS_GRAPH_CRON``: when the cross-day assets catch up (a cron string, default hourly)."""
     value = os.environ.get("CORPUS_GRAPH_CRON", "").strip() or DEFAULT_GRAPH_CRON
-    from dagster._utils.schedules import is_valid_cron_string
+    from corpus_assets.dagster_internals import is_cron
 
-    if not is_valid_cron_string(value):
+    if not is_cron(value):
         raise ValueError(f"CORPUS_GRAPH_CRON={value!r} is not a cron string")
     return value
 
 
 REDERIVE_TAG = "corpus/rederive"  # on the runs of a re-derive (corpus_assets/rederive.py)
-# On the metadata job's runs: the rest of their days follows as a corpus_daily run
-# (sensors/rest_of_day.py), not by the daily assets' automation condition.
-THEN_TAG = "corpus/then"
-
-
-def daily_condition() -> dg.AutomationCondition:
-    """A daily asset's partition follows its inputs: when an input partition of the same day
-    was updated by a run that did not also build it (e.g. ``arxiv_metadata`` alone from the
-    UI), once no input is missing or still running. ``corpus_daily`` runs build every daily
-    asset of a day together, so they never trigger it twice. Unlike ``eager()`` it is not
-    limited to the latest day: arXiv's datestamps arrive for old days too. Updates made by a
-    re-derive are not followed: it re-derives downstream only where the inputs' content changed
-    (corpus.provenance), where this condition would rebuild every downstream day. Nor are those
-    of the metadata job (the asset page's Materialize on ``arxiv_metadata``): the rest of its
-    day follows as a ``corpus_daily`` run (sensors/rest_of_day.py), where this condition's run
-    would be one of Dagster's implicit ``__ASSET_JOB``."""
-    AC = dg.AutomationCondition
-    updated = AC.any_deps_match(
-        (
-            AC.newly_updated()
-            & ~AC.executed_with_root_target()
-            & ~AC.all_new_updates_have_run_tags(tag_keys={REDERIVE_TAG})
-            & ~AC.all_new_updates_have_run_tags(tag_keys={THEN_TAG})
-        ).with_label("updated, not by this run, a re-derive or the metadata job")
-        | AC.will_be_requested()
-    )  # AutomationCondition.any_deps_updated() but for the re-derive's and the metadata job's runs
-    return (
-        updated.since_last_handled().with_label("an input of this day changed")
-        & ~AC.any_deps_missing()
-        & ~AC.any_deps_in_progress()
-        & ~AC.in_progress()
-    ).with_label("follows its day's inputs")
 
 
 CODE_CHECK = "built_by_current_code"  # reported by a sensor (corpus_assets/rederive.py), in no job
@@ -119,9 +89,8 @@ arxiv_metadata_job = dg.define_asset_job(
     METADATA_JOB,
     selection=DAILY_SELECTION & dg.AssetSelection.assets("arxiv_metadata", "arxiv_metadata_failures"),
     op_retry_policy=retry,
-    tags={THEN_TAG: DAILY_JOB},
-    description="Only arxiv_metadata; once it succeeds, the rest of its days follows as a corpus_daily run "
-    "(the corpus_rest_of_day sensor).",
+    description="Only arxiv_metadata (what its asset page's Materialize runs); once it succeeds, the rest of its "
+    "days follows as a corpus_daily run (the corpus_rest_of_day sensor).",
 )
 
 corpus_graph = dg.define_asset_job(
@@ -147,14 +116,3 @@ def daily_run_request(run_key: str, assets: list[str], tags: dict[str, str]) -> 
         asset_selection=[dg.AssetKey(a) for a in assets],
         asset_check_keys=[c.key for c in METADATA_CHECKS if c.asset_key.to_user_string() in assets],
     )
-
-
-automation_sensor = dg.AutomationConditionSensorDefinition(
-    "corpus_automation",
-    target=dg.AssetSelection.assets(*DAILY_ASSETS),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
-    run_tags=AUTOMATION_RUN_TAGS,
-    description="Evaluates the daily assets' automation conditions: the rest of a day follows a partial "
-    "materialisation of it (the cross-day assets are the corpus_graph_catch_up sensor's).",
-)

@@ -13,7 +13,15 @@ from corpus.release.settings import (
 )
 from corpus.release.state import manifest_sha256
 from corpus.store import atomic_write_bytes
-from corpus_assets.common import asset_path, count_table, md_code, report_day, rows_table, svg_plot
+from corpus_assets.common import (
+    TABLE_ROWS,
+    asset_path,
+    count_table,
+    md_code,
+    report_day,
+    rows_table,
+    svg_plot,
+)
 from corpus_assets.deployment import paper_workers
 from corpus_assets.freshness import read_mark, read_through_tags
 from corpus_assets.partitions import daily_asset, partition_dates
@@ -127,6 +135,7 @@ def _release(
         ),  # changes iff the release does
         metadata={
             "documents": sum(s["documents"] for s in stats),
+            TABLE_ROWS: sum(s["documents"] for s in stats),
             "words": sum(s["words"] for s in stats),
             "shards": len(jsonl),
             "mode": summary["mode"],

@@ -49,9 +49,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
-from dagster._core.events import DagsterEventType
-from dagster._core.launcher import CheckRunHealthResult, WorkerStatus
-from dagster._core.storage.dagster_run import DagsterRun
+from dagster import DagsterRun
+
+from corpus_assets.dagster_internals import (  # what a health check returns (dagster_internals, 2)
+    CheckRunHealthResult,
+    WorkerStatus,
+    engine_event_data,
+)
+from resources.store import RUN_START_HOOKS
 
 RUNTIME_PER_DAY_ENV = "CORPUS_RUN_TIMEOUT_S_PER_DAY"
 # A day of arXiv (1,000-1,500 papers) takes minutes on a laptop, Grobid included; an hour a day
@@ -61,6 +66,9 @@ INTERRUPT_GRACE_S = 30.0  # after Ctrl-C, before kill -9
 POOL_WAIT_GRACE_S = 10.0  # a step queued this recently may still be handed its slot by Dagster itself
 _PID_EVENT = re.compile(r"Started process for (?:run|resuming job) \(pid: (\d+)\)")
 WORKER_PID, WORKER_HOST, WORKER_START = "pid", "host", "process_start"  # the worker's engine event
+# Dagster's documented tags of a run's partition, or of the range a backfill run covers.
+PARTITION_TAG = "dagster/partition"
+RANGE_START_TAG, RANGE_END_TAG = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
 def process_start(pid: int) -> str:
@@ -109,13 +117,11 @@ def record_run_worker(instance: dg.DagsterInstance | None, run: DagsterRun | Non
     known = run_worker(instance, run)
     if known is not None and known[:2] == (pid, host):
         return
-    from dagster._core.events import EngineEventData
-
     instance.report_engine_event(
         f"Executing the run in process {pid} on {host}: if it dies, run monitoring fails the run.",
         run,
-        EngineEventData(
-            metadata={
+        engine_event_data(
+            {
                 WORKER_PID: dg.MetadataValue.int(pid),
                 WORKER_HOST: dg.MetadataValue.text(host),
                 WORKER_START: dg.MetadataValue.text(process_start(pid)),
@@ -127,7 +133,7 @@ def record_run_worker(instance: dg.DagsterInstance | None, run: DagsterRun | Non
 def run_worker(instance: dg.DagsterInstance, run: DagsterRun) -> tuple[int, str, str] | None:
     """``(pid, host, start)`` of the process executing ``run`` (the latest its log names), or
     None when none is known."""
-    for event in reversed(instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)):
+    for event in reversed(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)):
         data = event.dagster_event.engine_event_data if event.dagster_event else None
         meta = data.metadata if data is not None else {}
         if WORKER_PID in meta and WORKER_HOST in meta:
@@ -155,15 +161,9 @@ def runtime_per_day() -> float:
 def run_days(tags: Mapping[str, str]) -> int | None:
     """How many daily partitions a run covers, from its tags (one partition, or a range as a
     backfill run has); None for a run of no partition."""
-    from dagster._core.storage.tags import (
-        ASSET_PARTITION_RANGE_END_TAG,
-        ASSET_PARTITION_RANGE_START_TAG,
-        PARTITION_NAME_TAG,
-    )
-
-    if tags.get(PARTITION_NAME_TAG):
+    if tags.get(PARTITION_TAG):
         return 1
-    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
     if not (start and end):
         return None
     try:
@@ -192,6 +192,16 @@ def set_max_runtime(instance: dg.DagsterInstance | None, run: DagsterRun | None)
     tags = max_runtime_tags(run_days(run.tags))
     if tags:
         instance.add_run_tags(run.run_id, tags)
+
+
+def on_run_start(context: dg.InitResourceContext) -> None:
+    """What the store resource does in the process that executes a run (resources.store.RUN_START_HOOKS)."""
+    set_max_runtime(context.instance, context.run)
+    record_run_worker(context.instance, context.run)
+
+
+if on_run_start not in RUN_START_HOOKS:
+    RUN_START_HOOKS.append(on_run_start)
 
 
 def _ended(pid: int, start: str, within_s: float) -> bool:
@@ -275,8 +285,6 @@ def assign_free_pool_slots(
     finished run's queued steps are removed first, as run monitoring would, so that the slot goes
     to a live run's step.
     """
-    from dagster._core.storage.dagster_run import RunsFilter
-
     storage = instance.event_log_storage
     if not storage.supports_global_concurrency_limits:
         return {}
@@ -287,7 +295,7 @@ def assign_free_pool_slots(
         free, waiting = _free_and_waiting(info, now - grace_s)
         if not waiting or free <= 0:
             continue
-        runs = instance.get_runs(RunsFilter(run_ids=sorted({step.run_id for step in waiting})))
+        runs = instance.get_runs(dg.RunsFilter(run_ids=sorted({step.run_id for step in waiting})))
         live = {run.run_id for run in runs if not run.is_finished}
         finished = [run.run_id for run in runs if run.is_finished]
         for run_id in finished:  # Dagster hands slots out in queue order: a dead run's step ahead

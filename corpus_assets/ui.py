@@ -9,8 +9,7 @@ ran. Here both signals get their default disposition back, then this process bec
 dev`` (exec: the pid a supervisor started stays the one it signals), so SIGTERM and SIGINT stop
 it and the processes it started as Ctrl-C in a terminal does.
 
-``python -m corpus_assets.ui [dagster dev options]``; the instance is set up first
-(:mod:`corpus_assets.instance_setup`).
+``python -m corpus_assets.ui [dagster dev options]``.
 """
 
 from __future__ import annotations
@@ -28,9 +27,6 @@ def dagster_dev_command(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from corpus_assets.instance_setup import main as set_up_instance
-
-    set_up_instance()
     for sig in (signal.SIGINT, signal.SIGTERM):  # an inherited SIG_IGN would survive the exec
         signal.signal(sig, signal.SIG_DFL)
     command = dagster_dev_command(sys.argv[1:] if argv is None else argv)

@@ -68,12 +68,21 @@ def remove_holder(s: Stack) -> None:
 
 
 @pytest.fixture(scope="session")
-def chaos():
+def stack_image() -> str | None:
+    """The project image the stack starts on: None, the env file's (the one
+    docker/build-local-base.sh built from this checkout). test_upgrade.py starts it on the
+    project built on the previous Dagster release instead."""
+    return None
+
+
+@pytest.fixture(scope="session")
+def chaos(stack_image):
     if not (LANDING / "oai").is_dir():
         pytest.fail(f"no landing zone at {LANDING} (../shared/landing beside the repository)")
     if os.geteuid() != 0:
         pytest.skip("the chaos test kills the stack's processes from the host (kill -9): run it as root")
-    s = Stack(landing_source=LANDING, extra_files=("compose.chaos.yml",), extra_env=dict(STACK_ENV))
+    env = dict(STACK_ENV) | ({"CORPUS_IMAGE": stack_image} if stack_image else {})
+    s = Stack(landing_source=LANDING, extra_files=("compose.chaos.yml",), extra_env=env)
     from corpus_assets.jobs import DAILY_ASSETS
 
     c = Chaos(s, DAYS, list(DAILY_ASSETS), GROBID_DAYS)
@@ -89,10 +98,9 @@ def chaos():
             "run", "-d", "--name", HOLDER, "--label", f"{CHAOS_LABEL}=1", "--network", "none",
             "-v", "corpus_data:/data", s.image("TOOLS_IMAGE"), "sleep", "86400",
         )  # fmt: skip
-        # the test launches its own backfills: the landing sensor would build the days too, and
-        # the daily assets' automation re-materialises days a backfill built (a separate issue)
+        # the test launches its own backfills: the landing sensor would build the days too
         # (a stop sent while the webserver still loads the location answers an error: again)
-        for name in ("landing_oai_sensor", "corpus_automation"):
+        for name in ("landing_oai_sensor",):
             for _ in range(30):
                 said = s.sensor(name, running=False)
                 if said == "STOPPED":
@@ -148,6 +156,13 @@ def pytest_terminal_summary(terminalreporter):
                 f"  {entry['fault']:<20} at {entry['progress_at_injection']}: service back "
                 f"{entry['service_back_s']} s, recovered {entry['recovered_s']} s"
                 + (f"; operator: {entry['operator']}" if entry.get("operator") else "")
+            )
+        elif "upgrade" in entry:
+            terminalreporter.write_line(
+                f"  upgrade: Dagster {entry['dagster']}, {entry['runs_kept']} runs and {entry['events_kept']} "
+                f"events kept, up on the new image {entry['up_on_new_image_s']} s, re-derive "
+                f"{entry['rederive_s']} s ({entry['rederive_runs']} runs), {entry['seconds']} s in all; "
+                f"images: before {entry['before_image'].get('build_s')} s, after {entry['image_build_s']} s"
             )
         elif "round" in entry:
             terminalreporter.write_line(

@@ -1,32 +1,51 @@
-"""`make test-upgrade` (also in `make test-containers`): the compose deployment upgrades in place
-(issue 32, item 5).
+"""`make test-upgrade` (also in `make test-containers`): the compose deployment upgrades in place,
+Dagster included (issue 32, item 5; issue 46, part 6).
 
-On the chaos test's stack (docker/conftest.py; when run alone, it first builds two days): the
-stack is stopped, a new image is built whose code differs in one stage's version (CiteWorth's
-paragraph rules, ``corpus.release.citeworth.CITEWORTH_VERSION``, bumped in a copy of the build
-context; the build argument ``CORPUS_CODE_VERSION`` names it; only the project's wheel and the
-image's last layers change) and the stack is started on it (``CORPUS_IMAGE=<new tag>
-docker-compose up -d``, the README's upgrade). The one-shot ``migrate`` service runs ``dagster
-instance migrate`` with the new image and exits before the webserver and the daemon start.
-Afterwards run history, event log and materialisations are all there, as they were, every
-service runs the new image, the ``built_by_current_code`` checks of that stage's two assets name
-every day built before (the ``corpus_code_versions`` sensor, within a tick) while every other
-daily asset's passes, and ``python -m corpus_assets.rederive`` (``make rederive``) run in the
-code server's container (the one with the data volume) rebuilds exactly those (asset, day) pairs in runs of the new image; their rows
-do not change, so nothing downstream runs, and the checks pass again.
+The stack (docker/conftest.py's, shared with the chaos test; when run alone, it first builds two
+days) starts on the project built on the previous Dagster release, ``CORPUS_UPGRADE_FROM``
+(default below: the release before the pin, with its matching integrations; the image is built
+here from a copy of the build context whose pyproject.toml has every Dagster pin moved,
+``docker/requirements.py --repin``; only the image's Dagster layer and the ones after it are new).
+Its runs write history with that Dagster. Then the stack is stopped and started on an image of the
+pinned Dagster whose code also differs in one stage's version (CiteWorth's paragraph rules,
+``corpus.release.citeworth.CITEWORTH_VERSION``, bumped in a copy of the build context; the build
+argument ``CORPUS_CODE_VERSION`` names it): ``CORPUS_IMAGE=<new tag> docker-compose up -d``, the
+README's upgrade. The one-shot ``migrate`` service runs ``dagster instance migrate`` with the new
+image and exits before the webserver and the daemon start.
+
+Afterwards every service runs the new image and the pinned Dagster (the webserver says so),
+run history, event log and materialisations are all there, as they were, and the new webserver
+reads the old runs and their events; the ``built_by_current_code`` checks of the bumped stage's
+two assets name every day built before (the ``corpus_code_versions`` sensor, within a tick) while
+every other daily asset's passes, and ``python -m corpus_assets.rederive`` (``make rederive``) run
+in the code server's container (the one with the data volume) rebuilds exactly those (asset, day)
+pairs in runs of the new image, which all succeed; their rows do not change, so nothing
+downstream runs, and the checks pass again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import UPGRADE_IMAGE
-from stack import DOCKER_DIR, StackError
+from requirements import dagster_pins, repin
+from stack import DOCKER, DOCKER_DIR, StackError
+
+PINNED = dagster_pins((DOCKER_DIR.parent / "pyproject.toml").read_text())["dagster"]
+# The Dagster release the stack is built on before the upgrade: by default the patch release before
+# the pin (with its integrations at their matching release); CORPUS_UPGRADE_FROM=1.12.22 picks another.
+_major, _minor, _patch = (int(x) for x in PINNED.split("."))
+UPGRADE_FROM = os.environ.get("CORPUS_UPGRADE_FROM") or f"{_major}.{_minor}.{max(_patch - 1, 0)}"
+BEFORE_IMAGE = f"corpus-local/corpus:dagster-{UPGRADE_FROM}"
+BUILD_TIMEOUT_S = 1200
+BEFORE_BUILD: dict = {}  # what building the "before" image took (the test's report)
 
 UPGRADE_VERSION = "upgrade-test-2"  # what the new image says it carries (CORPUS_CODE_VERSION)
 SERVICES = ("code", "webserver", "daemon")
@@ -46,8 +65,8 @@ CONTEXT = (
 CHECK_TIMEOUT_S = 180  # the corpus_code_versions sensor ticks every 30 s, after the location loads
 
 
-def bumped_context(into: Path) -> tuple[str, str]:
-    """A copy of the build context whose stage version differs; (old, new) version."""
+def copy_context(into: Path) -> None:
+    """A copy of the image's build context (what the Dockerfile copies)."""
     repo = DOCKER_DIR.parent
     for name in CONTEXT:
         src = repo / name
@@ -55,6 +74,35 @@ def bumped_context(into: Path) -> tuple[str, str]:
             shutil.copytree(src, into / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(src, into / name)
+
+
+@pytest.fixture(scope="session")
+def stack_image() -> str:
+    """The project image on the previous Dagster, which conftest.py starts the stack on: the
+    build context with every Dagster pin moved back (docker's cache holds every layer below
+    Dagster's, from the pinned image docker/build-local-base.sh built)."""
+    assert UPGRADE_FROM != PINNED, f"CORPUS_UPGRADE_FROM={UPGRADE_FROM} is the pin itself"
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="corpus-before-") as tmp:
+        copy_context(Path(tmp))
+        pyproject = Path(tmp) / "pyproject.toml"
+        pyproject.write_text(repin(pyproject.read_text(), UPGRADE_FROM))
+        done = subprocess.run(
+            [DOCKER, "build", "-q", "--build-arg", "BASE_IMAGE=corpus-base:bookworm",
+             "-f", str(Path(tmp) / "docker" / "Dockerfile"), "-t", BEFORE_IMAGE, tmp],
+            capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        pytest.fail(
+            f"the image on Dagster {UPGRADE_FROM} did not build:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+        )
+    BEFORE_BUILD.update(image=BEFORE_IMAGE, build_s=round(time.monotonic() - t0, 1))
+    return BEFORE_IMAGE
+
+
+def bumped_context(into: Path) -> tuple[str, str]:
+    """A copy of the build context whose stage version differs; (old, new) version."""
+    copy_context(into)
     path = into / BUMPED_FILE
     text = path.read_text()
     line = next(x for x in text.splitlines() if x.startswith(f"{BUMPED_CONSTANT} = "))
@@ -107,13 +155,34 @@ def snapshot(c) -> dict:
     }
 
 
+def dagster_versions(s) -> dict[str, str]:
+    """The Dagster each long-running service has installed, and the one the webserver says it runs."""
+    script = "import dagster; print(dagster.__version__)"
+    found = {service: s.exec(service, "python", "-c", script).strip() for service in SERVICES}
+    return found | {"webserver GraphQL": s.gql("{ version }")["version"]}
+
+
+def runs_through_ui(s, run_ids: list[str]) -> dict[str, tuple[str, int]]:
+    """(status, events) of runs as the webserver reads them from the storage."""
+    found = {}
+    for run_id in run_ids:
+        data = s.gql(
+            "query($id: ID!) { runOrError(runId: $id) { __typename ... on Run { status } } "
+            "logsForRun(runId: $id, limit: 100000) { __typename ... on EventConnection { events { __typename } } } }",
+            {"id": run_id},
+        )
+        run, logs = data["runOrError"], data["logsForRun"]
+        found[run_id] = (run.get("status", run["__typename"]), len(logs.get("events", [])))
+    return found
+
+
 def container(c, service: str) -> dict:
     cid = c.s.docker("ps", "-aq", "--filter", "label=com.docker.compose.project=corpus",
                      "--filter", f"label=com.docker.compose.service={service}").stdout.split()[0]  # fmt: skip
     return json.loads(c.s.docker("inspect", cid).stdout)[0]
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(1800)  # with the stack's start and the image of the previous Dagster
 def test_the_stack_upgrades_in_place(chaos):
     c, s = chaos, chaos.s
     t0 = time.monotonic()
@@ -125,8 +194,13 @@ def test_the_stack_upgrades_in_place(chaos):
     c.wait_no_daily_runs(600)
     before = snapshot(c)
     old_image = container(c, "daemon")["Image"]
+    # the history was written by the previous Dagster: every service, and every run's container
+    versions_before = dagster_versions(s)
+    assert set(versions_before.values()) == {UPGRADE_FROM}, versions_before
+    assert {s.run_tag(r, "dagster/image") for r in before["runs"]} == {BEFORE_IMAGE}, before["runs"]
+    ui_before = runs_through_ui(s, sorted(before["runs"]))
 
-    from corpus_assets.rederive import ranges_text
+    from corpus_assets.rederive_plan import ranges_text
 
     built = {
         a: sorted({k.split("/", 1)[1] for k in before["latest_materialization"] if k.startswith(f"{a}/")})
@@ -164,6 +238,8 @@ def test_the_stack_upgrades_in_place(chaos):
         info = container(c, service)
         assert info["Config"]["Image"] == UPGRADE_IMAGE and info["Image"] != old_image, service
         assert f"CORPUS_CODE_VERSION={UPGRADE_VERSION}" in info["Config"]["Env"], service
+    versions_after = dagster_versions(s)
+    assert set(versions_after.values()) == {PINNED}, versions_after
 
     # run history, event log and materialisations: all there, as they were
     after = snapshot(c)
@@ -174,6 +250,8 @@ def test_the_stack_upgrades_in_place(chaos):
         k: v for k, v in after["latest_materialization"].items() if k in before["latest_materialization"]
     }
     assert latest == before["latest_materialization"]
+    # and the new Dagster reads them: each old run, its status and its events, through the webserver
+    assert runs_through_ui(s, sorted(before["runs"])) == ui_before
 
     # the stale checks name the days the old code built, for the bumped stage only
     t_check = time.monotonic()
@@ -212,6 +290,8 @@ def test_the_stack_upgrades_in_place(chaos):
     assert {a: sorted(d) for a, d in rebuilt.items()} == built, (rebuilt, built, done.stdout[-2000:])
     runs = sorted({r for _, _, r in rows})
     assert {s.run_tag(r, "dagster/image") for r in runs} == {UPGRADE_IMAGE}, runs
+    # the runs after the upgrade succeeded (the new Dagster, in run containers of the new image)
+    assert {r: s.run_status(r) for r in runs} == dict.fromkeys(runs, "SUCCESS")
     checks = wait_checks(
         c,
         lambda ch: all(ch.get(a, ("", {}))[0] == "SUCCEEDED" for a in BUMPED_ASSETS),
@@ -220,6 +300,8 @@ def test_the_stack_upgrades_in_place(chaos):
     c.report.append(
         {
             "upgrade": UPGRADE_IMAGE,
+            "dagster": f"{UPGRADE_FROM} -> {PINNED}",
+            "before_image": BEFORE_BUILD,
             "bumped": f"{BUMPED_CONSTANT} {old_version} -> {new_version}",
             "image_build_s": build_s,
             "runs_kept": len(before["runs"]),

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
 
 from corpus.ingest.landing import DEFAULT_LANDING, LandingZone
 from corpus.store import DEFAULT_HOME, BlobStore, Store
+
+# What a process that executes a run does when it sets the store up, registered by the Dagster
+# layer (corpus_assets/run_monitoring.py: name the run's worker process, give the run its maximum
+# runtime), so that resources never import it.
+RUN_START_HOOKS: list[Callable[[dg.InitResourceContext], None]] = []
 
 
 class CorpusStore(dg.ConfigurableResource):
@@ -25,17 +31,16 @@ class CorpusStore(dg.ConfigurableResource):
         )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        """The process executing a run in process names itself in the run's log, so a run whose
-        process dies (kill -9) is failed by run monitoring and frees its pool slots; a run of
-        daily partitions gets its maximum runtime by the days it covers
-        (corpus_assets/run_monitoring.py); an interrupt (a terminated run, Ctrl-C) ends the
-        step's blocking waits at once (corpus.parallel.interrupts_end_waits)."""
+        """An interrupt (a terminated run, Ctrl-C) ends the step's blocking waits at once
+        (corpus.parallel.interrupts_end_waits); then :data:`RUN_START_HOOKS` run: the process
+        executing a run in process names itself in the run's log, so a run whose process dies
+        (kill -9) is failed by run monitoring and frees its pool slots, and a run of daily
+        partitions gets its maximum runtime by the days it covers (corpus_assets/run_monitoring.py)."""
         from corpus.parallel import interrupts_end_waits
-        from corpus_assets.run_monitoring import record_run_worker, set_max_runtime
 
         interrupts_end_waits()
-        set_max_runtime(context.instance, context.run)
-        record_run_worker(context.instance, context.run)
+        for hook in RUN_START_HOOKS:
+            hook(context)
 
     @property
     def store(self) -> Store:

@@ -24,11 +24,9 @@ STOP_TIMEOUT_SECONDS = 10
 
 def finished_runs(instance: dg.DagsterInstance, run_ids: list[str], now: float) -> dict[str, dg.DagsterRun]:
     """The runs among ``run_ids`` that ended at least the grace period ago."""
-    from dagster._core.storage.dagster_run import RunsFilter
-
     if not run_ids:
         return {}
-    records = instance.get_run_records(RunsFilter(run_ids=run_ids))
+    records = instance.get_run_records(dg.RunsFilter(run_ids=run_ids))
     return {
         r.dagster_run.run_id: r.dagster_run
         for r in records

@@ -31,10 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
-from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
-from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
-from dagster._utils.schedules import get_latest_completed_cron_tick, get_next_cron_tick
+from dagster import DagsterRunStatus
 
+from corpus_assets.dagster_internals import latest_cron_tick, next_cron_tick, unfinished_backfills
 from corpus_assets.freshness import CHECK_NAME, Verdict, assess_all, check_evaluation, closure
 from corpus_assets.jobs import AUTOMATION_RUN_TAGS, corpus_graph, graph_cron
 
@@ -45,7 +44,6 @@ BUSY = [
     DagsterRunStatus.STARTED,
     DagsterRunStatus.CANCELING,
 ]
-BACKFILL_BUSY = [BulkActionStatus.REQUESTED, BulkActionStatus.CANCELING, BulkActionStatus.FAILING]
 
 
 def now() -> dt.datetime:
@@ -63,14 +61,14 @@ def busy_assets(
     a page at a time and no further once every ``relevant`` asset is busy: a backfill of all of
     arXiv queues thousands of runs, and the first page of them already names every daily asset."""
     busy: set[str] = set()
-    for backfill in instance.get_backfills(filters=BulkActionsFilter(statuses=BACKFILL_BUSY)):
+    for backfill in unfinished_backfills(instance):
         if backfill.asset_selection:
             busy |= {k.to_user_string() for k in backfill.asset_selection}
         elif backfill.job_name:
             busy |= job_assets(backfill.job_name)
     cursor = None
     while relevant is None or not relevant <= busy:
-        runs = instance.get_runs(filters=RunsFilter(statuses=BUSY), cursor=cursor, limit=RUNS_PAGE)
+        runs = instance.get_runs(filters=dg.RunsFilter(statuses=BUSY), cursor=cursor, limit=RUNS_PAGE)
         for run in runs:
             if run.asset_selection is not None:
                 busy |= {k.to_user_string() for k in run.asset_selection}
@@ -152,11 +150,11 @@ def plan_tick(
         verdict = verdicts[key.asset_key.to_user_string()]
         passed, description = _reported(latest.get(key))
         planned = key in latest and latest[key].status.value == "PLANNED"
-        if not planned and (passed, description) != (verdict.current, verdict.description()):
+        if not planned and (passed, description) != (verdict.current, verdict.check_description()):
             plan.evaluations.append(check_evaluation(verdict))
 
     stale = [a for a, v in verdicts.items() if not v.current]
-    tick = get_latest_completed_cron_tick(cron, at, "UTC").timestamp()
+    tick = latest_cron_tick(cron, at).timestamp()
     relevant = set(reads) | {i for inputs in reads.values() for i in inputs}
     busy = busy_assets(instance, job_assets, relevant) if stale else set()
     if busy & set(reads):
@@ -179,7 +177,7 @@ def plan_tick(
         if plan.run_assets:
             short.append(f"asked for {', '.join(plan.run_assets)}")
         if waiting:
-            nxt = get_next_cron_tick(cron, at, "UTC")
+            nxt = next_cron_tick(cron, at)
             parts.append(
                 f"{', '.join(waiting)} wait for the next tick of {cron!r} ({nxt:%Y-%m-%d %H:%M} UTC)"
             )

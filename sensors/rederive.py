@@ -1,13 +1,16 @@
-"""The sensors of re-deriving (corpus_assets/rederive.py): ``corpus_code_versions`` reports every
-daily asset's ``built_by_current_code`` check, and ``corpus_rederive`` (off by default) runs a
-re-derive from the UI, a round per tick, as ``make rederive`` does from the command line.
+"""The sensors of re-deriving (corpus_assets/rederive_plan.py): ``corpus_code_versions`` reports
+every daily asset's ``built_by_current_code`` check, and ``corpus_rederive`` (off by default) runs
+a re-derive from the UI, a round per tick, as ``make rederive`` does from the command line.
 
 ``corpus_code_versions`` keeps no list of its own: each check's latest result (the code version
 it was judged against and the stale days, as ranges) is where it left off. A tick reads that,
 then only the daily partitions materialised since its last tick (its cursor: an event-log
-position) and their provenance. When the code location was reloaded with another version of a
-stage, or the sensor is new or reset, it reads the provenance of every partition of that asset
-(one small file each) once.
+position, in words) and their provenance. When the code location was reloaded with another
+version of a stage, or the sensor is new or reset, it reads the provenance of every partition of
+that asset (one small file each) once. It reports a check again whenever its asset was
+materialised since the check's latest result, stale days changed or not: the UI shows a check
+whose latest result is older than the asset's latest materialisation as "not evaluated", and the
+runs that build days do not run this check (it would read every partition's provenance).
 """
 
 from __future__ import annotations
@@ -15,39 +18,52 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 
 import dagster as dg
 
-from corpus.provenance import built_version
+from corpus.provenance import built_version, day_ranges
 from corpus_assets.freshness import read_mark
-from corpus_assets.jobs import DAILY_ASSETS
-from corpus_assets.rederive import (
+from corpus_assets.jobs import AUTOMATION_RUN_TAGS, DAILY_ASSETS, corpus_daily, daily_run_request
+from corpus_assets.rederive_plan import (
     CHECK_NAME,
     DailyGraph,
     code_check_evaluation,
     current_versions,
     expand_days,
-    partition_set_origin,
     plan_round,
     rederive_tags,
     stale_code_days,
-    submit_round,
 )
 from resources.store import CorpusStore
 
 PAGE = 1000
+BUSY = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
 
 
-def _reported(record) -> tuple[str, set[str]] | None:
-    """(code version, stale days) of a check's latest result, or None."""
+def _stamp(at: dt.datetime) -> str:
+    return f"{at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+# --------------------------------------------------------------------------- corpus_code_versions
+
+
+def _reported(record) -> tuple[str, set[str], float] | None:
+    """(code version, stale days, when) of a check's latest result, or None."""
     if record is None or record.event is None or record.status.value == "PLANNED":
         return None
     data = record.event.get_dagster_event().asset_check_evaluation_data
     meta = data.metadata or {}
     if "code_version" not in meta or "days" not in meta:
         return None
-    return str(meta["code_version"].value), expand_days(str(meta["days"].value))
+    return str(meta["code_version"].value), expand_days(str(meta["days"].value)), record.create_timestamp
 
 
 def _built_since(instance: dg.DagsterInstance, asset: str, after: int, mark: int) -> set[str]:
@@ -68,11 +84,30 @@ def _built_since(instance: dg.DagsterInstance, asset: str, after: int, mark: int
         cursor = result.cursor
 
 
+def _last_built(instance: dg.DagsterInstance, asset: str) -> float | None:
+    """When ``asset`` was last materialised (any day), or None."""
+    records = instance.fetch_materializations(dg.AssetKey(asset), limit=1).records
+    return records[0].timestamp if records else None
+
+
+_THROUGH = re.compile(r"event (\d+)")
+
+
+def read_through(cursor: str | None) -> int | None:
+    """The event-log position a ``corpus_code_versions`` cursor names (also its JSON form of old)."""
+    if not cursor:
+        return None
+    if cursor.startswith("{"):
+        return json.loads(cursor).get("through")
+    found = _THROUGH.search(cursor)
+    return int(found.group(1)) if found else None
+
+
 def code_version_tick(
     instance: dg.DagsterInstance, store, versions: Mapping[str, str], cursor: str | None
 ) -> tuple[list[dg.AssetCheckEvaluation], str]:
-    """One tick: the check results that changed, and the next cursor."""
-    through = json.loads(cursor).get("through") if cursor else None
+    """One tick: the check results to report, and the next cursor (in words)."""
+    through = read_through(cursor)
     mark = read_mark(instance)  # before reading: what lands later is read next tick
     keys = [dg.AssetCheckKey(dg.AssetKey(a), CHECK_NAME) for a in versions]
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
@@ -81,25 +116,32 @@ def code_version_tick(
         asset = key.asset_key.to_user_string()
         version = versions[asset]
         before = _reported(latest.get(key))
+        built = None
         if before is None or through is None or before[0] != version:
             days = set(stale_code_days(store, asset, version))
         else:
             days = set(before[1])
-            for day in _built_since(instance, asset, int(through), mark):
+            built = _built_since(instance, asset, int(through), mark)
+            for day in built:
                 days.discard(day)
                 if built_version(store, asset, day) not in (None, version):
                     days.add(day)
-        if before is None or before != (version, days):
+        last_built = _last_built(instance, asset) if not built else None
+        outdated = bool(built) or (
+            before is not None and last_built is not None and last_built >= before[2]
+        )  # built since the check's latest result: the UI shows that result as not evaluated
+        if before is None or before[:2] != (version, days) or outdated:
             evaluations.append(code_check_evaluation(asset, version, sorted(days)))
-    return evaluations, json.dumps({"through": mark})
+    return evaluations, f"read the days built through event {mark}"  # short: the tick list cuts it
 
 
 @dg.sensor(
     name="corpus_code_versions",
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Reports each daily asset's built_by_current_code check: the days built by an older "
-    "version of its stage, within a tick of a code location reload or of a day being built.",
+    description="Reports each daily asset's built_by_current_code check (the days built by an older "
+    "version of its stage) within a tick of a code location reload, and again within a tick of "
+    "any day of the asset being built, whoever built it.",
 )
 def corpus_code_versions(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
     evaluations, cursor = code_version_tick(
@@ -110,94 +152,144 @@ def corpus_code_versions(context: dg.SensorEvaluationContext, corpus: CorpusStor
         f"reported {len(evaluations)} check result(s)"
         + (f"; older code in {', '.join(stale)}" if stale else "")
         if evaluations
-        else "no daily asset's stale days changed"
+        else "no daily asset was built or changed version since the last tick"
     )
     return dg.SensorResult(asset_events=evaluations, cursor=cursor, skip_reason=message)
 
 
-def _rederive_busy(instance: dg.DagsterInstance) -> list[str]:
-    """Backfills of a re-derive, or any daily backfill, not finished yet."""
-    from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
+# --------------------------------------------------------------------------- corpus_rederive
 
-    busy = [BulkActionStatus.REQUESTED, BulkActionStatus.CANCELING, BulkActionStatus.FAILING]
-    return [b.backfill_id for b in instance.get_backfills(filters=BulkActionsFilter(statuses=busy))]
+RETRY_FAILED_S = 3600  # a round that failed is not asked for again sooner (unless the code changed)
+# Its cursor, in words: the round and the runs asked for first (the tick list shows a long cursor's
+# start and end), then which re-derive, the plan's digest and when.
+_STATE = re.compile(
+    r"^round (?P<round>\d+): (?P<runs>\d+) run\(s\) asked for \(re-derive (?P<id>\S+), plan "
+    r"(?P<plan>[0-9a-f]+), (?P<at>[^)]*) UTC\)$"
+)
 
 
-RETRY_FAILED_S = 3600  # a round that failed is not submitted again sooner (unless the code changed)
+def read_state(cursor: str | None) -> dict:
+    """What a ``corpus_rederive`` cursor says: the re-derive's id, its round, the plan's digest and
+    when the round was asked for; {} for none (or the JSON of old)."""
+    if not cursor:
+        return {}
+    if cursor.startswith("{"):
+        return json.loads(cursor)
+    found = _STATE.match(cursor)
+    if not found:
+        return {}
+    at = dt.datetime.strptime(found["at"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC).timestamp()
+    return {"id": found["id"], "round": int(found["round"]), "plan": found["plan"], "at": at}
 
 
-def _failed(instance: dg.DagsterInstance, backfill_ids: list[str]) -> list[str]:
-    """Those of the previous round's backfills that did not complete, or had a run fail."""
-    from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
+def round_runs(
+    groups: Mapping[frozenset[str], list[str]], days_per_run: int, rederive_id: str, round_no: int
+) -> list[dg.RunRequest]:
+    """A round as ``corpus_daily`` runs: per asset set, its days cut into ranges of consecutive days
+    of at most ``days_per_run`` (as the assets' backfill policy cuts a backfill's), each run of the
+    set's assets and their checks over one range, tagged as the re-derive's round."""
+    tags = {**AUTOMATION_RUN_TAGS, **rederive_tags(rederive_id, round_no)}
+    requests = []
+    for assets, days in sorted(groups.items(), key=lambda item: sorted(item[0])):
+        for first, last in day_ranges(days):
+            start = dt.date.fromisoformat(first)
+            span = (dt.date.fromisoformat(last) - start).days + 1
+            for offset in range(0, span, days_per_run):
+                a = start + dt.timedelta(days=offset)
+                b = start + dt.timedelta(days=min(span, offset + days_per_run) - 1)
+                when = (
+                    {"dagster/partition": a.isoformat()}
+                    if a == b
+                    else {
+                        "dagster/asset_partition_range_start": a.isoformat(),
+                        "dagster/asset_partition_range_end": b.isoformat(),
+                    }
+                )
+                key = f"{rederive_id}:{round_no}:{','.join(sorted(assets))}:{a}"
+                requests.append(daily_run_request(key, sorted(assets), {**tags, **when}))
+    return requests
 
-    failed = []
-    for backfill_id in backfill_ids:
-        backfill = instance.get_backfill(backfill_id)
-        runs = instance.get_runs(
-            filters=RunsFilter(
-                tags={"dagster/backfill": backfill_id},
-                statuses=[DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED],
-            ),
-            limit=1,
-        )
-        if backfill is None or backfill.status.value != "COMPLETED_SUCCESS" or runs:
-            failed.append(backfill_id)
-    return failed
+
+def _round_runs_left(instance: dg.DagsterInstance, rederive_id: str, statuses) -> list[str]:
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(tags={"corpus/rederive": rederive_id}, statuses=statuses), limit=5
+    )
+    return [r.run_id for r in runs]
+
+
+def _failed(instance: dg.DagsterInstance, rederive_id: str, round_no: int) -> list[str]:
+    """The previous round's runs that failed or were canceled."""
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(
+            tags={"corpus/rederive": rederive_id, "corpus/rederive_round": str(round_no)},
+            statuses=[dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED],
+        ),
+        limit=5,
+    )
+    return [r.run_id for r in runs]
 
 
 def build_rederive_sensor(graph: DailyGraph) -> dg.SensorDefinition:
     """``corpus_rederive``: when turned on, a round of re-deriving per tick once the previous
-    round's backfills are done (the same rounds as ``make rederive``)."""
+    round's runs are done (the same rounds as ``make rederive``), as ``corpus_daily`` runs that
+    the tick counts; its plan is in the tick's log, its state in its cursor, in words."""
 
     @dg.sensor(
         name="corpus_rederive",
+        job=corpus_daily,
         minimum_interval_seconds=60,
         default_status=dg.DefaultSensorStatus.STOPPED,
-        description="Off by default. Turned on, it re-derives what an improvement of the code changes, "
-        "as `make rederive` does: the daily partitions built by older code, then, round by round, "
-        "those whose inputs' content changed (backfills of corpus_daily tagged corpus/rederive).",
+        description="Off by default. Turned on, it re-derives what an improvement of the code changes, as "
+        "make rederive does: the daily partitions built by older code, then, round by round, those whose "
+        "inputs' content changed (corpus_daily runs tagged corpus/rederive; a tick's plan is in its log).",
     )
     def corpus_rederive(context: dg.SensorEvaluationContext, corpus: CorpusStore) -> dg.SensorResult:
-        state = json.loads(context.cursor) if context.cursor else {}
-        busy = _rederive_busy(context.instance)
+        from corpus_assets.dagster_internals import unfinished_backfill_ids
+        from corpus_assets.partitions import days_per_run
+
+        state = read_state(context.cursor)
+        busy = _round_runs_left(context.instance, state["id"], BUSY) if state.get("id") else []
         if busy:
             return dg.SensorResult(
-                skip_reason=f"backfill(s) in progress: {', '.join(busy[:5])}", cursor=context.cursor
+                skip_reason=f"round {state['round']} is still running ({', '.join(busy)} ...)",
+                cursor=context.cursor,
+            )
+        backfills = unfinished_backfill_ids(context.instance)
+        if backfills:
+            return dg.SensorResult(
+                skip_reason=f"waits for backfill(s) in progress: {', '.join(backfills[:5])}",
+                cursor=context.cursor,
             )
         found = plan_round(corpus.store, graph)
         if not found.groups:
             return dg.SensorResult(
                 skip_reason="nothing to re-derive: every built partition was made by today's code from the "
                 "inputs it has now",
-                cursor=json.dumps({}),
+                cursor=f"nothing to re-derive ({_stamp(dt.datetime.now(dt.UTC))})",
             )
-        failed = _failed(context.instance, state.get("backfills", []))
         plan = hashlib.sha256(json.dumps(sorted([sorted(a), d] for a, d in found.groups.items())).encode())
-        plan = plan.hexdigest()[:16]  # the round, in a few characters of the cursor
-        now = dt.datetime.now(dt.UTC).timestamp()
-        if failed and state.get("plan") == plan and now - state.get("at", 0) < RETRY_FAILED_S:
+        plan = plan.hexdigest()[:12]  # the round, in a few characters of the cursor
+        now = dt.datetime.now(dt.UTC)
+        failed = _failed(context.instance, state["id"], state["round"]) if state.get("id") else []
+        if failed and state.get("plan") == plan and now.timestamp() - state.get("at", 0) < RETRY_FAILED_S:
             return dg.SensorResult(
-                skip_reason=f"round {state.get('round')} failed ({', '.join(failed)}): the same round is tried "
-                f"again {RETRY_FAILED_S // 60} minutes after it, or at once when the code changes",
+                skip_reason=f"round {state.get('round')} failed ({', '.join(failed)}): the same round is asked "
+                f"for again {RETRY_FAILED_S // 60} minutes after it, or at once when the code changes",
                 cursor=context.cursor,
             )
-        rederive_id = state.get("id") or dt.datetime.now(dt.UTC).strftime("sensor-%Y%m%dT%H%M%SZ")
+        rederive_id = state.get("id") or now.strftime("sensor-%Y%m%dT%H%M%SZ")
         round_no = int(state.get("round", 0)) + 1
-        origin = partition_set_origin(
-            context.code_location_origin, context.repository_name or "__repository__"
+        requests = round_runs(found.groups, days_per_run(), rederive_id, round_no)
+        context.log.info(
+            f"round {round_no} of re-derive {rederive_id}: {len(requests)} corpus_daily run(s) of up to "
+            f"{days_per_run()} day(s), tagged corpus/rederive"
         )
-        ids = submit_round(
-            context.instance,
-            origin,
-            found.groups,
-            rederive_tags(rederive_id, round_no),
-            f"corpus_rederive round {round_no}",
+        for line in found.lines():
+            context.log.info(line.strip())
+        state_line = (
+            f"round {round_no}: {len(requests)} run(s) asked for (re-derive {rederive_id}, plan {plan}, "
+            f"{_stamp(now)})"
         )
-        return dg.SensorResult(
-            skip_reason=f"round {round_no}: backfill(s) {', '.join(ids)}\n" + "\n".join(found.lines()),
-            cursor=json.dumps(
-                {"id": rederive_id, "round": round_no, "backfills": ids, "plan": plan, "at": now}
-            ),
-        )
+        return dg.SensorResult(run_requests=requests, cursor=state_line)
 
     return corpus_rederive

@@ -214,28 +214,22 @@ def race_two_days(h: Harness, out: dict) -> None:
 def race_backfill(h: Harness, out: dict) -> None:
     """A 5-day backfill (runs of 3 and 2 days) overlapping a catch-up run: its first run starts
     inside the catch-up, its second after it, while the backfill is still in progress."""
-    from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
-    from dagster._core.utils import make_new_backfill_id
+    from corpus_assets.dagster_internals import AssetBackfill
 
     days = [f"2022-09-0{i}" for i in range(1, 6)]
     for i, d in enumerate(days):
         h.add_page(BASE_DAYS[i % 2], d)
-    backfill = PartitionBackfill.from_asset_partitions(
-        backfill_id=make_new_backfill_id(),
-        asset_graph=h.launcher.repo.asset_graph,
-        partition_names=days,
-        asset_selection=[dg.AssetKey("papers")],
-        backfill_timestamp=h.clock.timestamp(),
-        tags={},
-        dynamic_partitions_store=h.instance,
-        all_partitions=False,
-        title="race backfill",
-        description=None,
-        run_config=None,
+    backfill = AssetBackfill(
+        h.instance,
+        h.launcher.repo.asset_graph,
+        days,
+        [dg.AssetKey("papers")],
+        "race backfill",
+        h.clock.timestamp(),
     )
 
     def first_run():
-        h.instance.add_backfill(backfill)  # in progress from here
+        backfill.add()  # in progress from here
         out.setdefault("daily_ok", []).append(h.daily_range(days[0], days[2], backfill.backfill_id))
 
     during(*LINKS_READ, first_run)
@@ -246,7 +240,7 @@ def race_backfill(h: Harness, out: dict) -> None:
         result = h.tick()
         after.append({"requests_while_backfilling": len(result.run_requests), "checks": h.checks()})
         out["daily_ok"].append(h.daily_range(days[3], days[4], backfill.backfill_id))
-        h.instance.update_backfill(backfill.with_status(BulkActionStatus.COMPLETED_SUCCESS))
+        backfill.complete()
 
     out["_after_run"] = second_run
 

@@ -45,6 +45,17 @@ def test_days_between():
         days_between("2024-03-02", "2024-03-01")
 
 
+def test_backfills_are_made_against_the_workspace_the_daemons_load(tmp_path, monkeypatch):
+    """The compose image keeps its workspace (the code server over gRPC) beside dagster.yaml; a
+    checkout's is the repository's (make ui's)."""
+    from corpus_assets.backfill import workspace_file
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    assert workspace_file() == REPO / "workspace.yaml"
+    (tmp_path / "workspace.yaml").write_text("load_from: []\n")
+    assert workspace_file() == tmp_path / "workspace.yaml"
+
+
 @pytest.mark.slow
 def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_landing, monkeypatch):
     dagster_home = tmp_path / "dagster_home"
@@ -62,12 +73,10 @@ def test_backfill_runs_side_by_side_and_equals_single_day_runs(tmp_path, shared_
     assert "COMPLETED_SUCCESS" in proc.stdout and "3 run(s), 0 failed" in proc.stdout
     assert "runs of 3 day(s), 4 side by side" in proc.stdout  # sized from the range (dagster.yaml: 4)
     # The backfill is marked complete within seconds of its last run (Dagster's daemon: up to 30 s).
-    from dagster._core.storage.dagster_run import RunsFilter
-
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     with dg.DagsterInstance.get() as instance:
         (backfill,) = instance.get_backfills()
-        runs = instance.get_run_records(RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))
+        runs = instance.get_run_records(dg.RunsFilter(tags={"dagster/backfill": backfill.backfill_id}))
         # Its runs are corpus_daily runs (the job page's latest run, the Overview's row), not __ASSET_JOB.
         assert {r.dagster_run.job_name for r in runs} == {"corpus_daily"}
         last_run_end = max(r.end_time for r in runs)

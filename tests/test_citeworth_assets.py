@@ -123,8 +123,10 @@ def test_paragraphs_per_day_with_reasons(built):
     assert (kept["n_cite_worthy"] >= 1).all() and set(kept["field"]) == {"Computer Science"}
     meta = _materialization(built["daily"]["2023-08-02"], "citeworth_paragraphs")
     papers = _materialization(built["daily"]["2023-08-02"], "citeworth_candidates")
-    assert (papers["dagster/row_count"], papers["candidates"], meta["kept"]) == (1, 1, 2)
-    assert meta["dagster/row_count"] == paras.height and meta["sentences"] == kept["n_sentences"].sum()
+    assert (papers["dagster/partition_row_count"], papers["candidates"], meta["kept"]) == (1, 1, 2)
+    assert (
+        meta["dagster/partition_row_count"] == paras.height and meta["sentences"] == kept["n_sentences"].sum()
+    )
     cand = pl.read_parquet(home / "citeworth_candidates" / "date=2020-10-03" / "part-0.parquet")
     row = cand.row(0, named=True)
     assert (row["paper_id"], row["parse_source"], row["reason"], row["kept_paragraphs"]) == (

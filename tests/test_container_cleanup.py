@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass, field
 
 import dagster as dg
-from dagster._core.storage.dagster_run import DagsterRunStatus
-from dagster._core.test_utils import create_run_for_test
+from dagster import DagsterRunStatus
 
+from corpus_assets.dagster_internals import create_test_run as create_run_for_test
 from corpus_assets.deployment import RUN_ID_LABEL, WORKER_LABEL
 from sensors.containers import GRACE_SECONDS, RUN_CONTAINER_LABEL, remove_finished
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from dagster._core.instance.config import dagster_instance_config
 
 from corpus_assets import deployment as dep
+from corpus_assets.dagster_internals import instance_config_problems
 from corpus_assets.definitions import defs
 from corpus_assets.deployment import DeploymentSettings
 
@@ -123,7 +123,7 @@ def test_local_instance_constructs():
 def _full_schema_check(kind: str, tmp_path: Path) -> None:
     """The whole dagster.yaml against Dagster's instance schema, as the daemon would load it."""
     (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(dep.instance_config(kind)))
-    dagster_instance_config(str(tmp_path))
+    instance_config_problems(str(tmp_path))
 
 
 def test_docker_instance_constructs(tmp_path, monkeypatch):
@@ -315,7 +315,8 @@ def test_an_upgrade_image_differs_only_in_its_last_layer_and_migrates_first():
 
 def test_image_build_stage_copies_everything_the_wheel_build_needs():
     """The wheel is built from the COPY'd files only: setup.py and the C source must be among them."""
-    build_stage = (DOCKER / "Dockerfile").read_text().split("\nFROM ", 2)[1]
+    stages = (DOCKER / "Dockerfile").read_text().split("\nFROM ")
+    (build_stage,) = [s for s in stages if s.startswith("${BASE_IMAGE} AS build\n")]
     copied = set()
     for line in build_stage.splitlines():
         if line.startswith("COPY ") and "--from" not in line:
@@ -437,6 +438,7 @@ class Absent(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Absent())
 import dagster as dg
 from corpus_assets import deployment as dep
+from corpus_assets.dagster_internals import instance_config_problems
 from corpus_assets.definitions import defs
 
 dg.Definitions.validate_loadable(defs)
@@ -508,8 +510,9 @@ def test_integrations_are_extras_and_the_image_installs_the_ones_its_files_use()
     dockerfile = (DOCKER / "Dockerfile").read_text()
     (default,) = re.findall(r"^ARG CORPUS_EXTRAS=(\S+)$", dockerfile, flags=re.M)
     assert used <= set(default.split(",")) <= set(extras)
-    assert 'python requirements.py pyproject.toml "${CORPUS_EXTRAS}"' in dockerfile
-    assert dockerfile.count("ARG CORPUS_EXTRAS\n") == 1  # the build stage sees the build argument
+    for part in ("others", "dagster"):  # the two lists the build stage installs (tests/test_dagster_pin.py)
+        assert f'requirements.py /src/pyproject.toml "${{CORPUS_EXTRAS}}" --part {part}' in dockerfile
+    assert dockerfile.count("ARG CORPUS_EXTRAS\n") == 1  # the requirements stage sees the build argument
 
 
 def test_paper_workers_share_the_cores_with_runs_still_starting_or_queued(monkeypatch) -> None:
@@ -517,9 +520,10 @@ def test_paper_workers_share_the_cores_with_runs_still_starting_or_queued(monkey
     it must not take every core (on 64 cores, a 64-process pool beside 63 starting runs)."""
     from types import SimpleNamespace
 
-    from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteRepositoryOrigin
-    from dagster._core.storage.dagster_run import DagsterRunStatus as S
-    from dagster._core.test_utils import create_run_for_test
+    from dagster import DagsterRunStatus as S
+
+    from corpus_assets.dagster_internals import create_test_run as create_run_for_test
+    from corpus_assets.dagster_internals import remote_repository_origin
 
     monkeypatch.delenv("CORPUS_WORKERS", raising=False)
     monkeypatch.setattr("corpus.parallel.available_cpus", lambda: 8)
@@ -530,7 +534,7 @@ def test_paper_workers_share_the_cores_with_runs_still_starting_or_queued(monkey
         assert dep.paper_workers(context) == 8
         create_run_for_test(instance, status=S.STARTING)
         assert dep.paper_workers(context) == 4
-        repo = RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("corpus"), "__repository__")
+        repo = remote_repository_origin()
         for _ in range(5):  # queued by a backfill
             origin = repo.get_job_origin("corpus_daily")
             create_run_for_test(instance, status=S.QUEUED, remote_job_origin=origin)

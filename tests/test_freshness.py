@@ -242,7 +242,7 @@ def test_built_by_other_code_is_stale_until_built_again(instance):
     found, _ = verdict(instance)
     assert not found.current
     assert found.description() == (
-        f"stale: built by other code (corpus.graph.linking/0); today's is {code_version('citation_links')}"
+        f"stale: built by other code (corpus.graph.linking/0) than this ({code_version('citation_links')})"
     )
     cross_day(instance, LINKS, read_mark(instance))
     assert verdict(instance)[0].current
@@ -287,7 +287,7 @@ def test_a_graph_asset_s_mark_is_kept_in_its_run_s_log_and_found_by_a_retry(inst
     """The first step of citation_links / citation_graph keeps the mark for the last in the run's
     log: nothing is left under the data root by a run that fails in between, and a retry from
     failure (a child run, the first step not run again) finds its parent's mark."""
-    from dagster._core.storage.dagster_run import DagsterRun
+    from dagster import DagsterRun
 
     from corpus_assets.freshness import save_mark, take_mark
 

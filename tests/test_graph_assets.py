@@ -113,6 +113,10 @@ def test_graph_edges_and_statistics(runs):
     assert all(c != d for c, d in pairs)
     meta = _meta(second, "citation_graph")
     assert meta["nodes"].value == 8 and meta["edges"].value == len(pairs)
+    assert meta["dagster/row_count"].value == len(pairs)  # the asset overview's "Row count": the whole table
+    label, _, *table = meta["preview"].value.splitlines()  # the first edges, saying of how many
+    assert f"of {len(pairs)} edges" in label or label.startswith("citation\\_graph: all"), label
+    assert len(table) == 2 + min(10, len(pairs))
     assert meta["mean_degree"].value == pytest.approx(2 * len(pairs) / 8, abs=1e-3)
     assert 0 < meta["wcc_share"].value <= 1
     ours, paper = (r.data for r in meta["table_2"].value.records)  # Table 2: our row beside the paper's

@@ -128,7 +128,7 @@ def test_a_grobid_that_stays_busy_leaves_the_sign_the_operator_is_told_to_look_f
     from the event as the instance stores it, through the chaos test's own reader."""
     import sys
 
-    from dagster._serdes import serialize_value
+    from dagster import serialize_value
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docker"))
     from chaos import Chaos

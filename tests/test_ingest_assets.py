@@ -57,7 +57,9 @@ def test_one_day_from_the_real_landing_zone_and_rerun_is_identical(store):
         assert set(first["datestamp"].cast(str)) == {"2007-04-02"}
         mats = {m.asset_key.to_user_string(): m for m in result.get_asset_materialization_events()}
         meta = mats["arxiv_metadata"].materialization.metadata
-        assert meta["dagster/row_count"].value == 4 and meta["new"].value + meta["updated"].value == 4
+        assert (
+            meta["dagster/partition_row_count"].value == 4 and meta["new"].value + meta["updated"].value == 4
+        )
         assert "dagster/column_schema" in meta and mats[METADATA_FAILURES]
         assert meta["dagster/column_schema"].value.columns[0].description.startswith("arXiv id")
         checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
@@ -130,7 +132,7 @@ def test_backfill_range_in_one_run(store):
             for e in result.get_asset_materialization_events()
             if e.asset_key == dg.AssetKey("arxiv_metadata")
         ]
-        rows = {e.partition: e.materialization.metadata["dagster/row_count"].value for e in events}
+        rows = {e.partition: e.materialization.metadata["dagster/partition_row_count"].value for e in events}
         assert rows == counts
         import duckdb
 

@@ -75,17 +75,15 @@ def _env(container) -> dict[str, str]:
 
 
 def test_the_run_job_k8s_run_launcher_submits(launcher_instance, monkeypatch):
-    from dagster._core.code_pointer import ModuleCodePointer
-    from dagster._core.launcher import LaunchRunContext
-    from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
-    from dagster._core.remote_origin import (
-        GrpcServerCodeLocationOrigin,
-        RemoteJobOrigin,
-        RemoteRepositoryOrigin,
-    )
-    from dagster._core.test_utils import create_run_for_test
     from dagster_k8s.launcher import K8sRunLauncher
     from kubernetes.client import ApiClient
+
+    from corpus_assets.dagster_internals import (
+        create_test_run,
+        job_python_origin,
+        launch_run_context,
+        remote_repository_origin,
+    )
 
     launcher = launcher_instance.run_launcher
     assert isinstance(launcher, K8sRunLauncher)
@@ -95,26 +93,18 @@ def test_the_run_job_k8s_run_launcher_submits(launcher_instance, monkeypatch):
         "create_namespaced_job_with_retries",
         lambda body, namespace: submitted.append((namespace, body)),
     )
-    repo_origin = RepositoryPythonOrigin(
-        executable_path="/opt/venv/bin/python",
-        code_pointer=ModuleCodePointer("corpus_assets.definitions", "defs", working_directory=None),
-        container_image=IMAGE,
-        container_context=_chart_container_context(),
+    code_origin = job_python_origin(
+        "corpus_daily", "corpus_assets.definitions", "/opt/venv/bin/python", IMAGE, _chart_container_context()
     )
-    remote = RemoteJobOrigin(
-        RemoteRepositoryOrigin(
-            GrpcServerCodeLocationOrigin(host="corpus", port=3030, location_name="corpus"), "__repository__"
-        ),
-        "corpus_daily",
-    )
-    run = create_run_for_test(
+    remote = remote_repository_origin(grpc=("corpus", 3030)).get_job_origin("corpus_daily")
+    run = create_test_run(
         launcher_instance,
         job_name="corpus_daily",
-        job_code_origin=JobPythonOrigin("corpus_daily", repo_origin),
+        job_code_origin=code_origin,
         remote_job_origin=remote,
         tags={"dagster/partition": "2020-01-08"},
     )
-    launcher.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
+    launcher.launch_run(launch_run_context(run))
     ((namespace, job),) = submitted
     manifest = ApiClient().sanitize_for_serialization(job)  # the JSON the API server would get
 

@@ -147,10 +147,10 @@ def test_an_outer_alarm_is_kept():
 # Pipes worker's exit (deployment.PipesSubprocess) or on a pool's results with no time limit.
 _STEP = """
 import subprocess, sys, time
-from dagster._core.errors import DagsterExecutionInterruptedError
-from dagster._utils.interrupts import raise_interrupts_as
+from dagster import DagsterExecutionInterruptedError
+from corpus_assets.dagster_internals import interrupts_raised_as_step
 wait, fix = sys.argv[1], sys.argv[2] == "fix"
-with raise_interrupts_as(DagsterExecutionInterruptedError):
+with interrupts_raised_as_step():
     import polars
     if fix:
         from corpus.parallel import interrupts_end_waits

@@ -89,13 +89,13 @@ def _row_in_order(item: tuple[tuple, Path]) -> dict:
 def one_round(tasks, tmp: Path) -> list[dict]:
     """The scenario once, under a deferring SIGTERM handler (Dagster's own), which forked
     workers inherit."""
-    from dagster._utils.interrupts import capture_interrupts
+    from corpus_assets.dagster_internals import interrupts_captured
 
     for name in ("victim", "survivor"):
         (tmp / name).unlink(missing_ok=True)
     term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     try:
-        with capture_interrupts():
+        with interrupts_captured():
             return map_papers(
                 _row_in_order,
                 [(task, tmp) for task in tasks],

@@ -7,8 +7,6 @@ down; here it fails in seconds. The server is Debian's ``postgresql`` package, s
 test on 127.0.0.1 (tests/postgres_server.py; .ci/run installs the package).
 """
 
-import time
-
 import dagster as dg
 import pytest
 from postgres_server import DATABASE, PASSWORD, USER, PostgresServer, find_bin
@@ -98,34 +96,11 @@ def test_instance_runs_events_and_pools_are_in_postgres(instance, server):
 
 
 def test_sensor_state_and_ticks_are_in_postgres(instance, server):
-    from dagster._core.definitions.run_request import InstigatorType
-    from dagster._core.remote_origin import (
-        RegisteredCodeLocationOrigin,
-        RemoteInstigatorOrigin,
-        RemoteRepositoryOrigin,
-    )
-    from dagster._core.scheduler.instigation import InstigatorState, InstigatorStatus, TickData, TickStatus
+    from corpus_assets.dagster_internals import add_sensor_tick
 
-    repo = RemoteRepositoryOrigin(RegisteredCodeLocationOrigin("corpus"), "__repository__")
-    origin = RemoteInstigatorOrigin(repo, "landing_oai_sensor")
-    state = InstigatorState(origin, InstigatorType.SENSOR, InstigatorStatus.RUNNING)
-    instance.add_instigator_state(state)
-    selector_id = state.selector_id
-    tick = instance.create_tick(
-        TickData(
-            instigator_origin_id=origin.get_id(),
-            instigator_name="landing_oai_sensor",
-            instigator_type=InstigatorType.SENSOR,
-            status=TickStatus.STARTED,
-            timestamp=time.time(),
-            selector_id=selector_id,
-        )
-    )
-    instance.update_tick(tick.with_status(TickStatus.SKIPPED).with_reason("no new OAI page"))
-
-    stored = instance.get_instigator_state(origin.get_id(), selector_id)
-    assert stored is not None and stored.status == InstigatorStatus.RUNNING
-    (read,) = instance.get_ticks(origin.get_id(), selector_id)
-    assert read.status == TickStatus.SKIPPED and read.skip_reason == "no new OAI page"
+    stored, ticks = add_sensor_tick(instance, "landing_oai_sensor", "no new OAI page")
+    assert stored is not None and stored.status.value == "RUNNING"
+    (read,) = ticks
+    assert read.status.value == "SKIPPED" and read.skip_reason == "no new OAI page"
     assert server.psql("select count(*) from jobs where job_type = 'SENSOR'") == "1"
     assert server.psql("select status from job_ticks") == "SKIPPED"

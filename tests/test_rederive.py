@@ -5,7 +5,6 @@ days first; a failing day makes the command fail."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -133,7 +132,7 @@ def test_a_data_root_without_the_built_days_is_an_error_not_nothing_to_do(built,
 
 def test_the_code_versions_sensor_reports_every_daily_assets_check(built):
     from resources.store import CorpusStore
-    from sensors.rederive import corpus_code_versions
+    from sensors.rederive import corpus_code_versions, read_through
 
     os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
     resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
@@ -143,12 +142,13 @@ def test_the_code_versions_sensor_reports_every_daily_assets_check(built):
         )
         found = corpus_code_versions(context)
     assert {e.asset_key.to_user_string() for e in found.asset_events} == set(DAILY)
-    assert json.loads(found.cursor)["through"] > 0  # the first tick: every check reported once
+    assert read_through(found.cursor) > 0  # the first tick: every check reported once
+    assert not found.cursor.startswith("{")  # in words on the sensor's page
 
 
 def test_the_check_names_the_days_built_by_older_code(built):
     from corpus.store import Store
-    from corpus_assets.rederive import current_versions
+    from corpus_assets.rederive_plan import current_versions
     from sensors.rederive import code_version_tick
 
     os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
@@ -168,6 +168,76 @@ def test_the_check_names_the_days_built_by_older_code(built):
     assert not check.passed
     assert "2007-03-31, 2020-10-03, 2023-08-02, 2025-03-22 (4 days)" in check.description
     assert check.metadata["days"].value == "2007-03-31, 2020-10-03, 2023-08-02, 2025-03-22"
+
+
+def _evaluated_for_latest(
+    instance: dg.DagsterInstance, asset: str, check: str = "built_by_current_code"
+) -> bool:
+    """What the UI shows for a check of ``asset``: its latest result only if it was reported after
+    the asset's latest materialisation (any day; Dagster's AssetCheckExecutionRecord
+    .targets_latest_materialization for a result with no target), else "Not evaluated"."""
+    key = dg.AssetCheckKey(dg.AssetKey(asset), check)
+    record = instance.event_log_storage.get_latest_asset_check_execution_by_key([key]).get(key)
+    (latest,) = instance.fetch_materializations(dg.AssetKey(asset), limit=1).records
+    if record is None or record.status.value == "PLANNED":
+        return False
+    return record.run_id == latest.run_id or latest.timestamp < record.create_timestamp
+
+
+def test_every_check_of_what_a_run_built_is_evaluated_within_a_tick(built):
+    """Issue 46, 1: after any run that builds days, whoever launched it (here: two days executed in
+    process; the browser check did an asset page's run), one tick of corpus_code_versions reports
+    the built_by_current_code check of
+    every daily asset the run built, though no stale day changed: the UI shows a check whose result
+    is older than the asset's latest materialisation as "Not evaluated"."""
+    from corpus_assets.definitions import defs
+    from corpus_assets.demo import QUIET
+    from resources.arxiv import ArxivResource
+    from resources.store import CorpusStore
+    from sensors.rederive import corpus_code_versions
+
+    os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
+    store = CorpusStore(home=str(built / "data"), landing=str(built / "landing"))
+    resources = {"corpus": store, "arxiv": ArxivResource(source="landing")}
+    with dg.DagsterInstance.get() as instance:
+        cursor = None
+        for _ in range(2):  # caught up with what the fixture built
+            context = dg.build_sensor_context(
+                instance=instance,
+                resources={"corpus": store},
+                sensor_name="corpus_code_versions",
+                cursor=cursor,
+            )
+            result = corpus_code_versions(context)
+            for event in result.asset_events:
+                instance.report_runless_asset_event(event)
+            cursor = result.cursor
+        assert result.asset_events == [] and all(_evaluated_for_latest(instance, a) for a in DAILY)
+
+        whole = defs.resolve_job_def("corpus_daily").execute_in_process(
+            instance=instance, resources=resources, partition_key=DAYS[1], run_config=QUIET
+        )
+        one = defs.resolve_job_def("corpus_daily").execute_in_process(
+            instance=instance, resources=resources, partition_key=DAYS[2], run_config=QUIET
+        )
+        assert whole.success and one.success
+        assert not [a for a in DAILY if _evaluated_for_latest(instance, a)]  # "Not evaluated" (the control)
+        context = dg.build_sensor_context(
+            instance=instance, resources={"corpus": store}, sensor_name="corpus_code_versions", cursor=cursor
+        )
+        result = corpus_code_versions(context)
+        for event in result.asset_events:
+            instance.report_runless_asset_event(event)
+        assert {e.asset_key.to_user_string() for e in result.asset_events} == set(DAILY)
+        assert all(e.passed for e in result.asset_events)
+        assert [a for a in DAILY if not _evaluated_for_latest(instance, a)] == []
+        context = dg.build_sensor_context(
+            instance=instance,
+            resources={"corpus": store},
+            sensor_name="corpus_code_versions",
+            cursor=result.cursor,
+        )
+        assert corpus_code_versions(context).asset_events == []  # nothing built since: nothing again
 
 
 def test_a_fix_of_one_paper_rederives_its_stage_and_that_days_downstream_only(built):
@@ -297,40 +367,47 @@ def test_days_written_before_a_new_column_are_read_with_it_null_then_rederived(b
         assert f"  {asset}: an older version -> " in plan.stdout
 
 
-def test_the_rederive_sensor_submits_a_round_then_waits_for_it(built):
-    """corpus_rederive (off by default) from the UI: one round's backfills of corpus_daily per
-    tick, tagged corpus/rederive, and nothing more while they are not done."""
-    from dagster._core.execution.backfill import BulkActionStatus
-
+def test_the_rederive_sensor_asks_for_a_round_of_runs_then_waits_for_them(built):
+    """corpus_rederive (off by default) from the UI: one round's corpus_daily runs per tick, tagged
+    corpus/rederive, as the tick's run requests (the tick list counts them), its state in a cursor
+    in words; nothing more while they run; a round whose runs failed is not asked for again at once."""
+    from corpus_assets.dagster_internals import create_test_run
     from corpus_assets.definitions import DAILY
     from resources.store import CorpusStore
-    from sensors.rederive import build_rederive_sensor
+    from sensors.rederive import build_rederive_sensor, read_state
 
     os.environ["DAGSTER_HOME"] = str(built / "dagster_home")
     sensor = build_rederive_sensor(DAILY)
-    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED and sensor.job_name == "corpus_daily"
     resources = {"corpus": CorpusStore(home=str(built / "data"), landing=str(built / "landing"))}
     with dg.DagsterInstance.get() as instance:
-        before = {b.backfill_id for b in instance.get_backfills()}
         context = dg.build_sensor_context(
             instance=instance, resources=resources, sensor_name="corpus_rederive"
         )
         first = sensor(context)
-        new = [b for b in instance.get_backfills() if b.backfill_id not in before]
-        assert new and all(b.tags["corpus/rederive_round"] == "1" for b in new), first.skip_reason
-        assert {k.to_user_string() for b in new for k in b.asset_selection} >= {"papers", "pes2o"}
-        assert {b.partition_set_origin.partition_set_name for b in new} == {"corpus_daily_partition_set"}
+        requests = first.run_requests
+        assert requests and all(r.tags["corpus/rederive_round"] == "1" for r in requests), first.skip_reason
+        assert {k.to_user_string() for r in requests for k in r.asset_selection} >= {"papers", "pes2o"}
+        assert all(
+            ("dagster/partition" in r.tags) != ("dagster/asset_partition_range_start" in r.tags)
+            for r in requests
+        )
+        assert first.cursor.startswith(f"round 1: {len(requests)} run(s) asked for (re-derive sensor-"), (
+            first.cursor
+        )
+        state = read_state(first.cursor)
+        assert state["round"] == 1 and state["id"].startswith("sensor-")
+        run = create_test_run(  # one of the round's runs, started
+            instance, job_name="corpus_daily", status=dg.DagsterRunStatus.STARTED, tags=requests[0].tags
+        )
         context = dg.build_sensor_context(
             instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=first.cursor
         )
         second = sensor(context)
-        assert "in progress" in second.skip_reason.skip_message
-        assert len(instance.get_backfills()) == len(before) + len(new)
-        for b in new:  # not run here: put away, as a failed round
-            instance.update_backfill(b.with_status(BulkActionStatus.CANCELED))
+        assert not second.run_requests and "still running" in second.skip_reason.skip_message
+        instance.report_run_failed(run)
         context = dg.build_sensor_context(
             instance=instance, resources=resources, sensor_name="corpus_rederive", cursor=second.cursor
         )
-        third = sensor(context)  # the same round again, an hour later at the earliest: no backfill storm
-        assert "round 1 failed" in third.skip_reason.skip_message
-        assert len(instance.get_backfills()) == len(before) + len(new)
+        third = sensor(context)  # the same round again, an hour later at the earliest: no run storm
+        assert not third.run_requests and "round 1 failed" in third.skip_reason.skip_message

@@ -19,7 +19,6 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 import dagster as dg
 import polars as pl
@@ -98,17 +97,15 @@ def _run_stuck_on_arxiv(tmp_path: Path, monkeypatch, log_name: str, **monitoring
 
 def _monitor(instance: dg.DagsterInstance) -> None:
     """The daemon's run monitoring loop, once, as it runs every poll_interval_seconds."""
-    from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
+    from corpus_assets.dagster_internals import monitor_runs_once
 
-    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
-    list(execute_run_monitoring_iteration(daemon, logging.getLogger("run_monitoring_test")))
+    monitor_runs_once(instance, logging.getLogger("run_monitoring_test"))
 
 
 def _free_slots(instance: dg.DagsterInstance) -> None:
-    from dagster._daemon.monitoring.concurrency import execute_concurrency_slots_iteration
+    from corpus_assets.dagster_internals import free_pool_slots_once
 
-    daemon = SimpleNamespace(instance=instance, create_request_context=lambda: None)
-    list(execute_concurrency_slots_iteration(daemon, logging.getLogger("run_monitoring_test")))
+    free_pool_slots_once(instance, logging.getLogger("run_monitoring_test"))
 
 
 @pytest.mark.slow
@@ -206,10 +203,10 @@ def test_daily_runs_carry_a_max_runtime_by_their_days(monkeypatch):
 
 
 def _worker_event(instance, run, pid: int, host: str, start: str) -> None:
-    from dagster._core.events import EngineEventData
+    from corpus_assets.dagster_internals import engine_event_data
 
     metadata = {"pid": dg.MetadataValue.int(pid), "host": host, "process_start": start}
-    instance.report_engine_event("Executing the run in process", run, EngineEventData(metadata=metadata))
+    instance.report_engine_event("Executing the run in process", run, engine_event_data(metadata))
 
 
 def test_launcher_judges_the_recorded_worker(tmp_path):

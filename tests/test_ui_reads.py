@@ -8,6 +8,7 @@ of the metadata job for a single day, both through their jobs as the UI launches
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -91,11 +92,14 @@ def test_each_partition_of_a_multi_day_run_shows_its_own_rows(runs):
         assert sorted(metadata) == DAYS, asset
         for day, meta in metadata.items():
             rows = pl.read_parquet(home / asset / f"date={day}" / "part-0.parquet").height
-            assert meta["dagster/row_count"].value == rows, (asset, day)
+            assert meta["dagster/partition_row_count"].value == rows, (asset, day)
+            assert "dagster/row_count" not in meta  # Dagster's whole-table count: no one day knows it
             assert meta["fingerprint"].value == store.fingerprint(asset, day), (asset, day)
             if "preview" in meta:
                 previews += 1
-                lines = meta["preview"].value.splitlines()
+                label, blank, *lines = meta["preview"].value.splitlines()  # what it shows, then the table
+                assert label.startswith(f"{asset} of {day}: ".replace("_", "\\_")) and blank == "", label
+                assert label.endswith(f"{rows:,} row{'s' if rows != 1 else ''}"), label
                 shown = len(lines) - 2 if rows else 0  # a header and its rule, then a line a row
                 assert shown == min(rows, 10) and (rows or lines == ["_no rows_"]), (asset, day, lines)
     assert previews >= 3 * 6  # papers, bib_entries, pes2o and the others with a preview
@@ -113,8 +117,8 @@ def test_a_run_carries_the_max_runtime_of_the_days_it_covers_and_no_internal_tag
     tags_one = instance.get_run_by_id(one.run_id).tags
     assert tags_several["dagster/max_runtime"] == str(3 * 3600)
     assert tags_one["dagster/max_runtime"] == "3600"
-    for tags in (tags_several, tags_one):  # corpus/then says what follows the metadata job
-        assert not [k for k in tags if k.startswith("corpus/") and k != "corpus/then"], tags
+    for tags in (tags_several, tags_one):
+        assert not [k for k in tags if k.startswith("corpus/")], tags
     logged = instance.all_logs(one.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
     assert any("Executing the run in process" in (e.message or "") for e in logged)
 
@@ -123,27 +127,21 @@ def test_materialize_on_arxiv_metadata_runs_a_job_of_the_project():
     """The UI's Materialize on an asset's page launches the first of the asset's jobs in the
     order the asset node lists them (sorted names): for arxiv_metadata that is the project's
     metadata job, not Dagster's implicit __ASSET_JOB."""
-    from dagster._core.remote_representation.external_data import RepositorySnap
+    from corpus_assets.dagster_internals import asset_job_names
 
-    snap = RepositorySnap.from_def(defs.get_repository_def())
-    nodes = {n.asset_key.to_user_string(): n for n in snap.asset_nodes}
+    jobs = asset_job_names(defs.get_repository_def())
     for asset in ("arxiv_metadata", "arxiv_metadata_failures"):
-        assert nodes[asset].job_names[0] == METADATA_JOB, nodes[asset].job_names
-        assert "__ASSET_JOB" in nodes[asset].job_names  # still there, but not first
+        assert jobs[asset][0] == METADATA_JOB, jobs[asset]
+        assert "__ASSET_JOB" in jobs[asset]  # still there, but not first
 
 
 @pytest.mark.slow
 def test_the_rest_of_a_metadata_only_day_follows_as_a_corpus_daily_run(runs):
     """After Arxiv_metadata_job (the asset page's Materialize), the corpus_rest_of_day sensor asks
-    corpus_daily for the rest of that day, and the daily assets' automation condition, whose run
-    would be an __ASSET_JOB one, asks for nothing of that day."""
-    from sensors.rest_of_day import REST
+    corpus_daily for the rest of that day, once (keyed by the run)."""
+    from sensors.rest_of_day import REST_OF_METADATA
 
-    instance, _, one, home, landing = runs
-    resources = {
-        "corpus": CorpusStore(home=str(home), landing=str(landing)),
-        "arxiv": ArxivResource(source="landing"),
-    }
+    instance, _, one, _, _ = runs
     run = instance.get_run_by_id(one.run_id)
     assert run.job_name == METADATA_JOB
     success = next(
@@ -156,26 +154,63 @@ def test_the_rest_of_a_metadata_only_day_follows_as_a_corpus_daily_run(runs):
     request = sensor(context)
     assert isinstance(request, dg.RunRequest) and sensor.job_name == "corpus_daily"
     assert request.tags["dagster/partition"] == ONE_DAY and request.run_key == run.run_id
-    assert sorted(k.to_user_string() for k in request.asset_selection) == sorted(REST)
+    assert sorted(k.to_user_string() for k in request.asset_selection) == sorted(REST_OF_METADATA)
     assert request.asset_check_keys == []  # the job has no checks of them (not the code checks)
-    # The automation condition over a metadata-only run of a built day: it follows updates since
-    # its previous evaluation, so one evaluation before the run and one after.
-    before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-    again = defs.resolve_job_def(METADATA_JOB).execute_in_process(
-        instance=instance, resources=resources, partition_key=DAYS[1], run_config=QUIET
+
+
+def test_every_partial_run_is_followed_by_a_corpus_daily_run_of_what_reads_it():
+    """Whoever built some daily assets of a day (an asset page: Dagster's __ASSET_JOB; the CLI: a run
+    of no code location; a selection in corpus_daily's graph), the rest follows as a corpus_daily
+    run of exactly the daily assets downstream; a whole day, a re-derive's run or a check's run
+    asks for nothing. No asset has an automation condition: Dagster would run what one asks for
+    as __ASSET_JOB (the Overview's "Jobless asset materializations")."""
+    from corpus_assets.definitions import DAILY
+    from corpus_assets.jobs import DAILY_ASSETS
+    from sensors.rest_of_day import rest_of_day_request
+
+    def run(job: str, assets=None, **tags) -> dg.DagsterRun:
+        keys = None if assets is None else frozenset(dg.AssetKey(a) for a in assets)
+        return dg.DagsterRun(job_name=job, asset_selection=keys, tags={"dagster/partition": ONE_DAY, **tags})
+
+    request = rest_of_day_request(run("__ASSET_JOB", ["papers"]), DAILY)
+    assert isinstance(request, dg.RunRequest) and request.tags["dagster/partition"] == ONE_DAY
+    assert {k.to_user_string() for k in request.asset_selection} == {
+        "bib_entries", "pes2o", "citeworth_paragraphs", "citeworth_candidates"
+    }  # fmt: skip
+    request = rest_of_day_request(run("corpus_daily", ["latex_parses"]), DAILY)
+    assert "grobid_tei" in {k.to_user_string() for k in request.asset_selection}
+    whole = rest_of_day_request(run("corpus_daily"), DAILY)
+    assert isinstance(whole, str) and "every daily asset that reads them" in whole
+    assert isinstance(rest_of_day_request(run("corpus_daily", DAILY_ASSETS), DAILY), str)
+    assert "re-derive" in rest_of_day_request(
+        run("corpus_daily", ["papers"], **{"corpus/rederive": "x"}), DAILY
     )
-    assert again.success
-    after = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
-    asked = {a for a in REST if DAYS[1] in after.get_requested_partitions(dg.AssetKey(a))}
-    assert not asked, asked
+    check_only = dg.DagsterRun(
+        job_name="__ASSET_JOB",
+        asset_selection=frozenset(),
+        asset_check_selection=frozenset({dg.AssetCheckKey(dg.AssetKey("papers"), "built_by_current_code")}),
+        tags={"dagster/partition": ONE_DAY},
+    )
+    assert isinstance(rest_of_day_request(check_only, DAILY), str)  # a check's Execute
+    in_process = rest_of_day_request(run(METADATA_JOB, []), DAILY)  # a whole job executed in process
+    assert isinstance(in_process, dg.RunRequest) and "papers" in {
+        k.to_user_string() for k in in_process.asset_selection
+    }
+    assert isinstance(rest_of_day_request(run("corpus_graph", ["citation_graph"]), DAILY), str)
+    repo = defs.get_repository_def()
+    assert not [
+        k for k in repo.asset_graph.get_all_asset_keys() if repo.asset_graph.get(k).automation_condition
+    ]
+    assert "corpus_automation" not in [s.name for s in defs.sensors]
 
 
 def test_the_rest_of_a_day_runs_the_job_s_steps_of_it_and_no_code_check():
     """Dagster subsets corpus_daily by the assets and checks a run request names, as the sensor
     daemon does; a selection of assets alone brings every check of them, the
     built_by_current_code ones too, which the job leaves to their sensor (the control)."""
+    from corpus_assets.definitions import DAILY
     from corpus_assets.jobs import CODE_CHECK
-    from sensors.rest_of_day import REST, rest_of_day_request
+    from sensors.rest_of_day import REST_OF_METADATA, rest_of_day_request
 
     job = defs.resolve_job_def("corpus_daily")
 
@@ -183,15 +218,67 @@ def test_the_rest_of_a_day_runs_the_job_s_steps_of_it_and_no_code_check():
         return {f"{n.name}.{out.name}" for n in chosen.graph.nodes for out in n.definition.output_defs}
 
     run = dg.DagsterRun(job_name=METADATA_JOB, tags={"dagster/partition": ONE_DAY})
-    request = rest_of_day_request(run)
+    request = rest_of_day_request(run, DAILY)
     asked = job.get_subset(
         asset_selection=set(request.asset_selection), asset_check_selection=set(request.asset_check_keys)
     )
     whole = steps(job)
     assert not [s for s in whole if CODE_CHECK in s]
     assert steps(asked) == {s for s in whole if not s.startswith("arxiv_metadata.")}
-    alone = job.get_subset(asset_selection={dg.AssetKey(a) for a in REST})
+    alone = job.get_subset(asset_selection={dg.AssetKey(a) for a in REST_OF_METADATA})
     assert [s for s in steps(alone) if CODE_CHECK in s]
+
+
+def test_check_and_automation_texts_read_as_written_and_name_both_ways_to_act():
+    """Issue 46, 4: the UI shows a check's texts as Markdown in one place and as plain text in
+    another, so they hold nothing Markdown would change (no backticks, emphasis, links, HTML);
+    the texts that ask for an action name the UI's sensor and the command."""
+    from corpus_assets.freshness import Verdict
+    from corpus_assets.rederive_plan import check_description
+
+    repo = defs.get_repository_def()
+    texts = {f"sensor {s.name}": s.description for s in repo.sensor_defs}
+    texts |= {f"job {j.name}": j.description for j in repo.get_all_jobs() if j.description}
+    for key in repo.asset_graph.asset_check_keys:
+        texts[f"check {key.asset_key.to_user_string()}.{key.name}"] = repo.asset_graph.get_check_spec(
+            key
+        ).description
+    stale_code = check_description("papers", "corpus.papers/9", ["2007-03-31", "2007-04-01", "2020-10-03"])
+    stale_graph = Verdict("citation_graph", False, "never built").check_description()
+    texts |= {"result built_by_current_code": stale_code, "result up_to_date": stale_graph}
+    for name, text in texts.items():
+        assert text and not re.search(r"`|\*\S|\S\*|\[|<|(^|\s)_", text.replace("'0 * * * *'", "")), (
+            name,
+            text,
+        )
+    for text in (stale_code, texts["check papers.built_by_current_code"]):
+        assert "corpus_rederive sensor" in text and "make rederive" in text, text
+    for text in (stale_graph, texts["check citation_graph.up_to_date"]):
+        assert "corpus_graph_catch_up sensor" in text and "dagster job launch" in text, text
+    assert "2007-03-31..2007-04-01, 2020-10-03 (3 days)" in stale_code and "today's" not in stale_code
+    for key in repo.asset_graph.get_all_asset_keys():  # Markdown, where a <day> is a tag the UI drops
+        assert "<" not in (repo.asset_graph.get(key).description or ""), key
+
+
+def test_the_readme_lists_every_asset_and_documents_every_sensor():
+    """Issue 46, 4: the README's asset table has a row per asset, and every sensor (the compose
+    one too) has a row in its sensor table."""
+    from pathlib import Path
+
+    from sensors.containers import docker_container_cleanup
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = set()
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and len(cells) >= 2:
+            table |= set(re.findall(r"`([a-z0-9_]+)`", cells[1]))
+    repo = defs.get_repository_def()
+    assets = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert assets - table == set(), sorted(assets - table)
+    sensors = {s.name for s in repo.sensor_defs} | {docker_container_cleanup.name}
+    rows = {m.group(1) for m in re.finditer(r"^\| `([a-z0-9_]+)` \|", readme, re.M)}
+    assert sensors - rows == set(), sorted(sensors - rows)
 
 
 # ------------------------------------------------------------------ item 2: percentages
@@ -234,7 +321,7 @@ def test_every_count_table_is_a_share_of_what_it_counts(runs):
     for day, metadata in _partition_metadata(several, "papers").items():
         counts = {r["statistic"]: r for r in _count_tables(metadata)["paper_counts"]}
         papers_in = counts["papers_in"]["count"]
-        assert papers_in == metadata["dagster/row_count"].value
+        assert papers_in == metadata["dagster/partition_row_count"].value
         for row in counts.values():
             assert row["percent"] == (round(100 * row["count"] / papers_in, 2) if papers_in else 0.0)
         if papers_in:
@@ -242,7 +329,7 @@ def test_every_count_table_is_a_share_of_what_it_counts(runs):
     for day, metadata in _partition_metadata(several, "arxiv_metadata").items():
         rows = _count_tables(metadata)["primary_categories"]
         if rows:
-            assert _implied_total(rows) == metadata["dagster/row_count"].value, day
+            assert _implied_total(rows) == metadata["dagster/partition_row_count"].value, day
 
 
 # ------------------------------------------------------------------ item 3: failures
@@ -264,7 +351,7 @@ def test_the_failures_preview_shows_whole_reasons_and_paths_in_the_landing_zone(
     preview = metadata["2007-04-01"]["preview"].value
     assert page["reason"].replace("<", "&lt;") in preview.replace("\\", "")  # whole, as md_text shows it
     assert str(landing) not in preview and str(landing) not in " ".join(rows["reason"])
-    assert metadata["2007-04-02"]["dagster/row_count"].value == 0
+    assert metadata["2007-04-02"]["dagster/partition_row_count"].value == 0
     columns = {c.name: c.description for c in metadata["2007-04-01"]["dagster/column_schema"].value.columns}
     assert "counting from 0" in columns["position"]
 
@@ -320,15 +407,14 @@ def test_the_catch_up_sensor_page_says_what_it_decided_in_words(runs):
 
 _DEMO_RUN = """
 import dagster as dg
-from dagster._core.storage.dagster_run import RunsFilter
-from dagster._core.storage.tags import REPOSITORY_LABEL_TAG
+from corpus_assets.dagster_internals import repository_label_tag
 from corpus_assets.launch import LocalLauncher
 instance = dg.DagsterInstance.get()
 launcher = LocalLauncher(instance)
 run = launcher.run("Arxiv_metadata_job", partition_key="2007-04-09")
 job = launcher.repo.get_full_job("Arxiv_metadata_job")
 label = job.get_remote_origin().repository_origin.get_label()
-listed = instance.get_runs(RunsFilter(job_name=job.name, tags={REPOSITORY_LABEL_TAG: label}))
+listed = instance.get_runs(dg.RunsFilter(job_name=job.name, tags={repository_label_tag(): label}))
 print(run.is_success, [r.run_id for r in listed] == [run.run_id], run.tags.get("dagster/partition"))
 launcher.close()
 """
