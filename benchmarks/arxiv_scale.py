@@ -48,13 +48,15 @@ reading the old day. The distributions, each calibrated on the real papers in ``
   40 % of journal references (the rest: works outside the corpus, with ids, DOIs, titles and
   publications of their own). A cited paper is an earlier one: half the time a recent one (age
   log-uniform), half the time an old one (``floor(p * u**3)``: a heavy tail of much-cited papers).
-* **titles**: words drawn from the real titles and abstracts of the arXiv snapshot in
-  ../shared/data/arxiv_metadata_snapshot (60 %) and wordfreq's English list (40 %: the long tail
-  of rare words the title index's prefix filter relies on); word count lognormal, mean 9.5
-  (real titles: 71.7 characters, norm 61.7; generated: ~70 and ~60). A cited title is the cited
-  paper's title, exact after normalisation for 70 %, with one word dropped or changed for 25 %,
-  two for 5 % (most below the 0.8 score). Near-duplicate titles: 2 % of papers take an earlier
-  paper's title with one word changed (sequels, errata; too few real titles here to measure).
+* **titles**: words drawn from the real titles (and the longer words of the abstracts) of the arXiv
+  snapshot in ../shared/data/arxiv_metadata_snapshot (60 %) and from wordfreq's English list
+  (40 %, frequencies flattened to the power 0.6: the long tail of rare words the title index's
+  prefix filter relies on); word count lognormal, mean 9.1, sigma 0.38 (the snapshot's 200 titles:
+  9.1 words, sd 3.6, 66.6 characters; the landing zone's 41: 71.7; generated: ~69). A cited title
+  is the cited paper's title, exact after normalisation for 70 %, with one word dropped for 25 %,
+  two for 5 % (most of those below the 0.8 score). Near-duplicate titles: 2 % of papers take an
+  earlier paper's title with its last word changed (sequels, errata; too few real titles here to
+  measure).
 * **text**: a paper with full text (92 %: arXiv's LaTeX share, and Grobid under ``fallback`` for
   the rest) has a lognormal number of body paragraphs, mean 70 (landing parses: 71.5), of mean
   430 characters (real CiteWorth paragraphs 413; bodies 30.6k characters, peS2o s2orc texts 32.1k),
@@ -103,7 +105,8 @@ REFS_MEAN, REFS_SIGMA = 40.0, 0.5
 REF_KINDS = {"arxiv": 0.16, "doi": 0.11, "title": 0.53, "pub": 0.18, "none": 0.02}
 IN_CORPUS = {"arxiv": 0.90, "doi": 0.60, "title": 0.35, "pub": 0.40}
 TITLED_PUB = 0.25
-TITLE_WORDS_MEAN, TITLE_WORDS_SIGMA = 9.5, 0.35
+TITLE_WORDS_MEAN, TITLE_WORDS_SIGMA = 9.1, 0.38
+TITLE_WF_POWER = 0.6
 TITLE_NOISE = (0.70, 0.25, 0.05)  # exact, one word changed, two
 NEAR_DUPLICATE = 0.02
 FULL_TEXT = 0.92
@@ -222,7 +225,7 @@ class Vocab:
             for line in fh:
                 rec = json.loads(line)
                 sci.update(re.findall(r"[a-z]{2,}", rec["title"].lower()) * 3)
-                sci.update(re.findall(r"[a-z]{2,}", rec.get("abstract", "").lower()))
+                sci.update(w for w in re.findall(r"[a-z]{2,}", rec.get("abstract", "").lower()) if len(w) > 3)
         table = log2_table()
         freq = sorted(((p, w) for w, p in table.items() if w.isascii() and w.isalpha() and len(w) > 1),
                       reverse=True)[:200_000]  # fmt: skip
@@ -233,6 +236,8 @@ class Vocab:
         wf = np.exp2(np.array([p for p, _ in freq]))
         self.wf_cdf = np.cumsum(wf)
         self.wf_cdf /= self.wf_cdf[-1]
+        self.wf_title_cdf = np.cumsum(wf**TITLE_WF_POWER)  # titles favour rarer, longer words
+        self.wf_title_cdf /= self.wf_title_cdf[-1]
         # A text pool: wordfreq's English words by frequency, sentences of 8-30 words, none ending
         # on a word CiteWorth's hanging-citation rule reads as a citation left behind ("of.").
         rng = np.random.default_rng(SEED)
@@ -280,7 +285,7 @@ class Vocab:
         idx = np.empty(rows.size, np.int64)
         idx[sci] = np.minimum(np.searchsorted(self.sci_cdf, u[sci]), len(self.sci_cdf) - 1)
         idx[~sci] = len(self.sci_cdf) + np.minimum(
-            np.searchsorted(self.wf_cdf, u[~sci]), len(self.wf_cdf) - 1
+            np.searchsorted(self.wf_title_cdf, u[~sci]), len(self.wf_cdf) - 1
         )
         return rows, j, idx
 
@@ -757,7 +762,9 @@ def _citeworth(
     sdf = pl.DataFrame({"row": s_row, "j": s_j, "text": sent}).with_columns(
         label=pl.when(cite_s).then(pl.lit("check-worthy")).otherwise(pl.lit("non-check-worthy")),
         original_text=pl.when(cite_s).then(sent.str.strip_suffix(".") + " " + marker + ".").otherwise(sent),
-        ref_ids=pl.when(cite_s).then(pl.concat_list(pl.concat_list(pl.lit("BIBREF") + (pl.Series(ref) - 1).cast(pl.String)))),
+        ref_ids=pl.when(cite_s).then(
+            pl.concat_list(pl.lit("BIBREF") + (pl.Series(ref) - 1).cast(pl.String)).reshape((-1, 1)).arr.to_list()
+        ),
         citation_text=pl.when(cite_s).then(pl.concat_list(marker)).otherwise(pl.lit([], pl.List(pl.String))),
     )  # fmt: skip
     samples = sdf.group_by("row").agg(
