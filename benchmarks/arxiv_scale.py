@@ -21,10 +21,13 @@ papers) and runs the job again. It ends with one line::
 
 CPU and peak RSS are the whole process tree's (/proc samples every 0.2 s); per step of the job
 (from the run's event log: each step's start and end) it also prints CPU s, wall, busy cores and
-peak RSS, summed per asset. ``--keep DIR`` keeps the store and the instance there: a second
-invocation with the same ``--days`` reuses the generated days and the phases already measured
-(``DIR/measured.json``), so a long run can go over several sessions (``--force full`` measures a
-phase again on the state as it is).
+peak RSS, summed per asset. ``--keep DIR`` keeps everything there: the generated days in
+``DIR/pool-<papers a day>x<text scale>/`` (written once, shared by every ``--days``: a store of
+N days hard-links days 1..N from it, so 1,024 and 2,400 days cost the disk of 2,401), and each
+N's store, instance and figures in ``DIR/d<N>-.../`` (``measured.json``): a second invocation
+reuses the days and the phases already measured, so a long run can go over several sessions
+(``--force full`` measures a phase again on the state as it is). Two invocations on one DIR run
+their jobs one at a time.
 
 Days are made by the functions of paper indices (counter-based hashes), so every paper of every
 day is decided by the seed alone and a revision re-creates its paper's bibliography without
@@ -1106,91 +1109,130 @@ def report(label: str, fig: dict) -> None:
 
 
 # ------------------------------------------------------------------ main
+def day_complete(home: Path, d: int) -> bool:
+    """Whether every table of day ``d`` is written (partitions are swapped in whole, with their
+    provenance: a writer that was stopped leaves none half written)."""
+    return all((home / a / f"date={day_name(d)}" / "_provenance").exists() for a in DAILY_READ)
+
+
+def ensure_days(pool: Path, days: list[int], args: argparse.Namespace) -> dict:
+    """Write the days the pool lacks; how long it took."""
+    missing = [d for d in days if not day_complete(pool, d)]
+    started, cpu0 = time.time(), _children_cpu()
+    if missing:
+        write_days(pool, missing, args.papers_per_day, args.text_scale, args.workers)
+    wall, cpu = time.time() - started, _children_cpu() - cpu0
+    papers = len(missing) * args.papers_per_day
+    return {"days_written": len(missing), "wall_s": wall, "cpu_s": cpu, "load": os.getloadavg(),
+            "papers_per_min": 60 * papers / wall if missing else None,
+            "cpu_s_per_day": cpu / len(missing) if missing else None}  # fmt: skip
+
+
+@contextlib.contextmanager
+def job_lock(base: Path | None):
+    """One measured job at a time under one --keep (two would share the cores and the memory)."""
+    import fcntl
+
+    if base is None:
+        yield
+        return
+    with open(base / "job.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, required=True)
-    parser.add_argument("--keep", type=Path, help="keep the store and instance here (resumable)")
+    parser.add_argument("--keep", type=Path, help="keep the days, stores and instances here (resumable)")
     parser.add_argument("--papers-per-day", type=int, default=1000)
     parser.add_argument("--text-scale", type=float, default=1.0, help="body text length / real (1.0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes writing days")
     parser.add_argument("--max-rss-gb", type=float, default=13.5, help="stop the job above this RSS")
+    parser.add_argument("--generate-only", action="store_true", help="only write the days (with --keep)")
     parser.add_argument("--force", nargs="*", default=[], choices=["full", "newday"], help="measure again")
     args = parser.parse_args()
     import tempfile
 
-    tmp = None
+    from corpus_graph import link_days
+
+    from corpus.store import Store
+
+    tmp, base = None, None
+    tag = f"{args.papers_per_day}x{args.text_scale:g}"
     if args.keep:
-        root = args.keep.resolve()
+        base = args.keep.resolve()
+        pool, root = base / f"pool-{tag}", base / f"d{args.days}-{tag}"
         root.mkdir(parents=True, exist_ok=True)
     else:
         tmp = tempfile.TemporaryDirectory(prefix="arxiv_scale-", dir=os.environ.get("TMPDIR"))
-        root = Path(tmp.name)
-    home, dagster_home = root / "data", root / "dagster_home"
+        pool = root = Path(tmp.name)
+    pool_home, home, dagster_home = pool / "data", root / "data", root / "dagster_home"
     os.environ["DAGSTER_HOME"] = str(dagster_home)  # the instance's paths are relative to it
     state_path = root / "measured.json"
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
-    setup = {
-        "days": args.days,
-        "papers_per_day": args.papers_per_day,
-        "text_scale": args.text_scale,
-        "seed": SEED,
-    }
-    if state.get("setup", setup) != setup:
-        raise SystemExit(f"{root} holds another store ({state['setup']}); use another --keep")
-    state["setup"] = setup
+    state["setup"] = {"days": args.days, "papers_per_day": args.papers_per_day, "text_scale": args.text_scale,
+                      "seed": SEED}  # fmt: skip
+    n = args.days
 
     def save() -> None:
         state_path.write_text(json.dumps(state, indent=1, default=str))
 
+    def add_days(days: list[int]) -> dict:
+        """Link the days into the store (from the pool) and record them in the instance."""
+        names = [day_name(d) for d in days]
+        if pool != root:
+            link_days(pool_home, home, names)
+        written = [(day, a, Store(home).partition_rows(a, day)) for day in names for a in DAILY_READ]
+        return {"record_cpu_s": record_days(dagster_home, home, written),
+                "records": sum(r for _, a, r in written if a == "papers"),
+                "entries": sum(r for _, a, r in written if a == "bib_entries")}  # fmt: skip
+
+    if args.generate_only:
+        g = ensure_days(pool_home, list(range(n + 1)), args)
+        print(f"{g['days_written']} days written in {g['wall_s']:.1f} s ({g['cpu_s']:.1f} CPU s)", flush=True)
+        return
     try:
         if "generate" not in state:
             from backfill import instance_home
 
             instance_home(root)
-            started, cpu0 = time.time(), _children_cpu()
-            written = write_days(
-                home, list(range(args.days)), args.papers_per_day, args.text_scale, args.workers
-            )
-            gen_wall, gen_cpu = time.time() - started, _children_cpu() - cpu0
-            rec_cpu = record_days(dagster_home, home, written)
-            papers = args.days * args.papers_per_day
-            entries = sum(r for _, a, r in written if a == "bib_entries")
-            state["generate"] = {
-                "wall_s": gen_wall, "cpu_s": gen_cpu, "papers_per_min": 60 * papers / gen_wall,
-                "record_cpu_s": rec_cpu, "record_wall_s": time.time() - started - gen_wall,
-                "papers": papers, "entries": entries, "records": sum(r for _, a, r in written if a == "papers"),
-                "load": os.getloadavg(),
-            }  # fmt: skip
+            g = ensure_days(pool_home, list(range(n)), args)
+            g.update(add_days(list(range(n))), papers=n * args.papers_per_day)
+            state["generate"] = g
             save()
-            g = state["generate"]
-            print(f"generated {args.days} days: {g['records']} records ({papers} papers), {entries} bib entries in "
-                  f"{gen_wall:.1f} s ({g['papers_per_min']:,.0f} papers a minute, {gen_cpu:.1f} CPU s); "
-                  f"recorded in {g['record_wall_s']:.1f} s", flush=True)  # fmt: skip
-        cutoff = (START + dt.timedelta(days=args.days + 1)).isoformat()  # every day read by the releases
+            rate = f"{g['papers_per_min']:,.0f} papers a minute, " if g["papers_per_min"] else ""
+            print(f"{n} days: {g['records']} records ({g['papers']} papers), {g['entries']} bib entries; "
+                  f"{g['days_written']} days written in {g['wall_s']:.1f} s ({rate}{g['cpu_s']:.1f} CPU s)",
+                  flush=True)  # fmt: skip
+        cutoff = (START + dt.timedelta(days=n + 1)).isoformat()  # every day read by the releases
         if "full" not in state or "full" in args.force:
-            state["full"] = run_job(root, cutoff, args.max_rss_gb)
+            with job_lock(base):
+                state["full"] = run_job(root, cutoff, args.max_rss_gb)
             state["full"]["store_bytes"] = store_bytes(home)
             save()
-        report(f"full build over {args.days} days", state["full"])
+        report(f"full build over {n} days", state["full"])
         if "newday" not in state or "newday" in args.force:
             if "newday_written" not in state:
-                written = write_days(home, [args.days], args.papers_per_day, args.text_scale, 1)
-                record_days(dagster_home, home, written)
-                state["newday_written"] = {"records": sum(r for _, a, r in written if a == "papers"),
-                                           "entries": sum(r for _, a, r in written if a == "bib_entries")}  # fmt: skip
+                ensure_days(pool_home, [n], args)
+                state["newday_written"] = add_days([n])
                 save()
-            state["newday"] = run_job(root, cutoff, args.max_rss_gb)
+            with job_lock(base):
+                state["newday"] = run_job(root, cutoff, args.max_rss_gb)
             state["newday"]["store_bytes"] = store_bytes(home)
             save()
         report(f"one new day ({state['newday_written']['records']} records)", state["newday"])
         full, new, g = state["full"], state["newday"], state["generate"]
         result(
-            days=args.days, papers=g["papers"], entries=g["entries"],
+            days=n, papers=g["papers"], entries=g["entries"],
             full_cpu_s=round(full["cpu_s"], 1), full_wall_s=round(full["wall_s"], 1),
             full_peak_gb=round(full["peak_mb"] / 1024, 2), newday_cpu_s=round(new["cpu_s"], 1),
             newday_peak_gb=round(new["peak_mb"] / 1024, 2), store_gb=round(new["store_bytes"] / 1e9, 2),
             full_cores=round(full["cores"], 2), newday_wall_s=round(new["wall_s"], 1),
-            gen_papers_per_min=round(g["papers_per_min"]), text_scale=args.text_scale,
+            gen_papers_per_min=round(g["papers_per_min"] or 0), text_scale=args.text_scale,
         )  # fmt: skip
     finally:
         if tmp is not None:
