@@ -82,6 +82,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -985,8 +986,6 @@ class Sampler(TreeSampler):
         self.limit_mb, self.series, self.killed = limit_mb, [], False
 
     def _sample(self) -> float:
-        import signal
-
         cpu = super()._sample()
         rss = 0
         for p in self._tree():
@@ -998,10 +997,13 @@ class Sampler(TreeSampler):
         self.series.append((time.time(), cpu, rss / 2**20))
         if rss / 2**20 > self.limit_mb and not self.killed:
             self.killed = True
-            for p in reversed(self._tree()):
-                with contextlib.suppress(OSError):
-                    os.kill(p, signal.SIGKILL)
+            self.stop_tree()
         return cpu
+
+    def stop_tree(self) -> None:
+        for p in reversed(self._tree()):
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
 
     def window(self, start: float, end: float) -> dict:
         inside = [s for s in self.series if start - self.interval_s <= s[0] <= end + self.interval_s]
@@ -1052,7 +1054,11 @@ def run_job(root: Path, cutoff: str, limit_gb: float) -> dict:
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         with Sampler(proc.pid, limit_gb * 1024) as tree:
-            proc.wait()
+            try:
+                proc.wait()
+            finally:  # this script stopped (Ctrl-C, SIGTERM): the job's tree goes with it
+                if proc.poll() is None:
+                    tree.stop_tree()
     wall = time.time() - started
     if proc.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
@@ -1191,6 +1197,7 @@ def main() -> None:
                 "records": sum(r for _, a, r in written if a == "papers"),
                 "entries": sum(r for _, a, r in written if a == "bib_entries")}  # fmt: skip
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # finally blocks run: the job is stopped
     if args.generate_only:
         g = ensure_days(pool_home, list(range(n + 1)), args)
         print(f"{g['days_written']} days written in {g['wall_s']:.1f} s ({g['cpu_s']:.1f} CPU s)", flush=True)
