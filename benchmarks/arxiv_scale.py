@@ -1019,14 +1019,13 @@ class Sampler(TreeSampler):
         return {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall, "peak_mb": max(s[2] for s in inside)}
 
 
-CROSS_DAY = ["citation_links", "citation_graph", "pes2o_v1", "pes2o_v2", "citeworth_splits"]
+CROSS_DAY = ["citation_links", "citation_graph", "pes2o_v1", "pes2o_v2", "citeworth_splits"]  # job order
 
 
-def run_job(root: Path, cutoff: str, limit_gb: float) -> dict:
+def run_job(root: Path, cutoff: str, limit_gb: float, op: str | None = None) -> dict:
     """The ``corpus_graph`` job in a fresh process (``dagster job execute``, as corpus_graph.py
     runs it), sampled; per step and per asset from the run's event log."""
     import dagster as dg
-    from corpus_graph import release_config
 
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("CORPUS_") and k != "PYTHONPATH"},
@@ -1048,7 +1047,12 @@ def run_job(root: Path, cutoff: str, limit_gb: float) -> dict:
         "-m",
         "corpus_assets.definitions",
     ]
-    cmd += ["-j", "corpus_graph", "-c", str(release_config(root, cutoff))]
+    # the peS2o cutoff after the generated days (every day read), for the releases the run has
+    ops = {v: {"config": {"cutoff": cutoff}} for v in ("pes2o_v1", "pes2o_v2") if op in (None, v)}
+    config = root / f"job_config_{op or 'all'}.json"
+    config.write_text(json.dumps({"ops": ops} if ops else {}))
+    cmd += ["-j", "corpus_graph", "-c", str(config)]
+    cmd += ["-o", op] if op else []  # one asset of the job (its ops), as --by-asset runs them
     log = root / f"job-{int(time.time())}.log"
     started = time.time()
     with open(log, "w") as out:
@@ -1093,6 +1097,18 @@ def run_job(root: Path, cutoff: str, limit_gb: float) -> dict:
         "cpu_s": tree.cpu_s, "wall_s": wall, "peak_mb": tree.peak_rss_mb, "cores": tree.cpu_s / wall,
         "busy_cores": tree.busy_cores(), "steps": steps, "assets": assets, "run_id": run.run_id,
         "load": os.getloadavg(), "log": str(log),
+    }  # fmt: skip
+
+
+def combined(runs: list[dict]) -> dict:
+    """One figure for the job run asset by asset: CPU and wall summed, the highest peak."""
+    cpu, wall = sum(r["cpu_s"] for r in runs), sum(r["wall_s"] for r in runs)
+    return {
+        "cpu_s": cpu, "wall_s": wall, "peak_mb": max(r["peak_mb"] for r in runs), "cores": cpu / wall,
+        "busy_cores": sum(r["busy_cores"] * r["wall_s"] for r in runs) / wall,
+        "steps": {k: v for r in runs for k, v in r["steps"].items()},
+        "assets": {k: v for r in runs for k, v in r["assets"].items()},
+        "run_id": [r["run_id"] for r in runs], "load": runs[-1]["load"], "runs": len(runs),
     }  # fmt: skip
 
 
@@ -1158,6 +1174,9 @@ def main() -> None:
     parser.add_argument("--text-scale", type=float, default=1.0, help="body text length / real (1.0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes writing days")
     parser.add_argument("--max-rss-gb", type=float, default=13.5, help="stop the job above this RSS")
+    parser.add_argument(
+        "--by-asset", action="store_true", help="the full build as one run of the job per asset (resumable)"
+    )
     parser.add_argument("--generate-only", action="store_true", help="only write the days (with --keep)")
     parser.add_argument("--force", nargs="*", default=[], choices=["full", "newday"], help="measure again")
     args = parser.parse_args()
@@ -1217,8 +1236,17 @@ def main() -> None:
                   flush=True)  # fmt: skip
         cutoff = (START + dt.timedelta(days=n + 1)).isoformat()  # every day read by the releases
         if "full" not in state or "full" in args.force:
-            with job_lock(base):
-                state["full"] = run_job(root, cutoff, args.max_rss_gb)
+            if args.by_asset:  # each asset's run kept as it ends: a stopped session loses one asset's
+                parts = state.setdefault("full_by_asset", {})
+                for asset in CROSS_DAY:
+                    if asset not in parts or "full" in args.force:
+                        with job_lock(base):
+                            parts[asset] = run_job(root, cutoff, args.max_rss_gb, op=asset)
+                        save()
+                state["full"] = combined(list(parts.values()))
+            else:
+                with job_lock(base):
+                    state["full"] = run_job(root, cutoff, args.max_rss_gb)
             state["full"]["store_bytes"] = store_bytes(home)
             save()
         report(f"full build over {n} days", state["full"])
