@@ -987,14 +987,19 @@ class Sampler(TreeSampler):
 
     def _sample(self) -> float:
         cpu = super()._sample()
-        rss = 0
+        rss = runnable = 0
         for p in self._tree():
             try:
                 with open(f"/proc/{p}/statm") as fh:
                     rss += int(fh.read().split()[1]) * self._page
+                for task in os.listdir(f"/proc/{p}/task"):
+                    with open(f"/proc/{p}/task/{task}/stat") as fh:
+                        runnable += fh.read().rsplit(")", 1)[1].split()[0] == "R"
             except (OSError, IndexError, ValueError):
                 continue
-        self.series.append((time.time(), cpu, rss / 2**20))
+        # runnable threads want a core whether or not the machine gives them one: the cores a
+        # step could use on an idle machine, where CPU / wall only says what it got here
+        self.series.append((time.time(), cpu, rss / 2**20, runnable))
         if rss / 2**20 > self.limit_mb and not self.killed:
             self.killed = True
             self.stop_tree()
@@ -1016,7 +1021,9 @@ class Sampler(TreeSampler):
             }
         cpu = inside[-1][1] - inside[0][1]
         wall = max(end - start, 1e-9)
-        return {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall, "peak_mb": max(s[2] for s in inside)}
+        wants = sum(s[3] for s in inside) / len(inside)
+        return {"cpu_s": cpu, "wall_s": wall, "cores": cpu / wall, "peak_mb": max(s[2] for s in inside),
+                "runnable": wants}  # fmt: skip
 
 
 CROSS_DAY = ["citation_links", "citation_graph", "pes2o_v1", "pes2o_v2", "citeworth_splits"]  # job order
@@ -1087,15 +1094,18 @@ def run_job(root: Path, cutoff: str, limit_gb: float, op: str | None = None) -> 
     assets: dict[str, dict] = {}
     for key, fig in steps.items():
         asset = next((a for a in sorted(CROSS_DAY, key=len, reverse=True) if key.startswith(a)), key)
-        agg = assets.setdefault(asset, {"cpu_s": 0.0, "wall_s": 0.0, "peak_mb": 0.0})
+        agg = assets.setdefault(asset, {"cpu_s": 0.0, "wall_s": 0.0, "peak_mb": 0.0, "runnable": 0.0})
         agg["cpu_s"] += fig["cpu_s"]
+        agg["runnable"] += fig.get("runnable", 0.0) * fig["wall_s"]
         agg["wall_s"] += fig["wall_s"]
         agg["peak_mb"] = max(agg["peak_mb"], fig["peak_mb"])
     for agg in assets.values():
         agg["cores"] = agg["cpu_s"] / max(agg["wall_s"], 1e-9)
+        agg["runnable"] /= max(agg["wall_s"], 1e-9)
     return {
         "cpu_s": tree.cpu_s, "wall_s": wall, "peak_mb": tree.peak_rss_mb, "cores": tree.cpu_s / wall,
-        "busy_cores": tree.busy_cores(), "steps": steps, "assets": assets, "run_id": run.run_id,
+        "busy_cores": tree.busy_cores(), "steps": steps,
+        "runnable": sum(x[3] for x in tree.series) / max(len(tree.series), 1), "assets": assets, "run_id": run.run_id,
         "load": os.getloadavg(), "log": str(log),
     }  # fmt: skip
 
@@ -1106,6 +1116,7 @@ def combined(runs: list[dict]) -> dict:
     return {
         "cpu_s": cpu, "wall_s": wall, "peak_mb": max(r["peak_mb"] for r in runs), "cores": cpu / wall,
         "busy_cores": sum(r["busy_cores"] * r["wall_s"] for r in runs) / wall,
+        "runnable": sum(r.get("runnable", 0.0) * r["wall_s"] for r in runs) / wall,
         "steps": {k: v for r in runs for k, v in r["steps"].items()},
         "assets": {k: v for r in runs for k, v in r["assets"].items()},
         "run_id": [r["run_id"] for r in runs], "load": runs[-1]["load"], "runs": len(runs),
@@ -1124,10 +1135,10 @@ def store_bytes(home: Path) -> int:
 def report(label: str, fig: dict) -> None:
     load = ", ".join(f"{x:.1f}" for x in fig["load"])
     print(f"{label}: {fig['cpu_s']:.1f} CPU s, {fig['wall_s']:.1f} s wall, {fig['cores']:.2f} cores "
-          f"(busy {fig['busy_cores']:.2f}), peak {fig['peak_mb'] / 1024:.2f} GB; load {load}", flush=True)  # fmt: skip
+          f"(busy {fig['busy_cores']:.2f}; {fig.get('runnable', 0):.2f} threads runnable), peak {fig['peak_mb'] / 1024:.2f} GB; load {load}", flush=True)  # fmt: skip
     for asset, a in fig["assets"].items():
         print(f"  {asset:18s} {a['cpu_s']:9.1f} CPU s {a['wall_s']:9.1f} s wall {a['cores']:5.2f} cores "
-              f"peak {a['peak_mb'] / 1024:6.2f} GB", flush=True)  # fmt: skip
+              f"({a.get('runnable', 0):4.2f} threads runnable) peak {a['peak_mb'] / 1024:6.2f} GB", flush=True)  # fmt: skip
 
 
 # ------------------------------------------------------------------ main
