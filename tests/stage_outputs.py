@@ -105,19 +105,15 @@ def _tei_rows(paths: Iterable[Path]) -> list[dict]:
     return rows
 
 
-def build_landing_store(home: Path, landing: Path) -> list[str]:
-    """Every stage of every day of ``landing``, then the cross-day stages, as the assets call
-    them (no Dagster); returns the days."""
-    from corpus.graph.citation_graph import update_graph
-    from corpus.graph.citation_links import update_links
+def build_landing_days(home: Path, landing: Path) -> list[str]:
+    """Every daily stage of every day of ``landing``, as the assets call them (no Dagster);
+    returns the days."""
     from corpus.ingest.days import FetchSettings, arxiv_pdfs_day, arxiv_sources_day
     from corpus.ingest.landing import LandingZone
     from corpus.ingest.records import failures_frame, records_frame
     from corpus.papers.days import bib_entries_day, papers_day
     from corpus.parse.days import grobid_tei_day, latex_parses_day, pdf_parses_day
     from corpus.release.citeworth import citeworth_day
-    from corpus.release.citeworth_release import build_release
-    from corpus.release.pes2o_release import write_release
     from corpus.release.pes2o_table import pes2o_day
     from corpus.store import Store
 
@@ -139,6 +135,18 @@ def build_landing_store(home: Path, landing: Path) -> list[str]:
         bib_entries_day(home, day)
         pes2o_day(home, day)
         citeworth_day(home, day)
+    return days
+
+
+def build_landing_store(home: Path, landing: Path) -> list[str]:
+    """Every stage of every day of ``landing``, then the cross-day stages, as the assets call
+    them (no Dagster); returns the days."""
+    from corpus.graph.citation_graph import update_graph
+    from corpus.graph.citation_links import update_links
+    from corpus.release.citeworth_release import build_release
+    from corpus.release.pes2o_release import write_release
+
+    days = build_landing_days(home, landing)
     update_links(home)
     update_graph(home)
     for version in ("v1", "v2"):
