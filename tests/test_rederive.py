@@ -5,11 +5,13 @@ days first; a failing day makes the command fail."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -222,6 +224,10 @@ def test_every_check_of_what_a_run_built_is_evaluated_within_a_tick(built):
         )
         assert whole.success and one.success
         assert not [a for a in DAILY if _evaluated_for_latest(instance, a)]  # "Not evaluated" (the control)
+        # SQLite keeps a check result's create_timestamp in whole seconds, and the UI compares it with
+        # the materialisation's: a tick in the same second as the build reads as older. A real tick
+        # comes seconds after a run; here the runs end within the second, so let it pass.
+        time.sleep(max(0.0, math.ceil(time.time()) - time.time()) + 0.05)
         context = dg.build_sensor_context(
             instance=instance, resources={"corpus": store}, sensor_name="corpus_code_versions", cursor=cursor
         )
