@@ -1189,8 +1189,19 @@ def main() -> None:
         "--by-asset", action="store_true", help="the full build as one run of the job per asset (resumable)"
     )
     parser.add_argument("--generate-only", action="store_true", help="only write the days (with --keep)")
+    parser.add_argument(
+        "--assets",
+        default=",".join(CROSS_DAY),
+        help="with --by-asset: the cross-day assets measured, full build and new day (default: all; the "
+        "RESULT line names them when not all)",
+    )
     parser.add_argument("--force", nargs="*", default=[], choices=["full", "newday"], help="measure again")
     args = parser.parse_args()
+    assets = [a for a in CROSS_DAY if a in args.assets.split(",")]  # in job order
+    if set(args.assets.split(",")) - set(CROSS_DAY) or not assets:
+        parser.error(f"--assets: some of {', '.join(CROSS_DAY)}")
+    if assets != CROSS_DAY and not args.by_asset:
+        parser.error("--assets needs --by-asset (a run of the whole job builds every asset)")
     import tempfile
 
     from corpus_graph import link_days
@@ -1249,12 +1260,12 @@ def main() -> None:
         if "full" not in state or "full" in args.force:
             if args.by_asset:  # each asset's run kept as it ends: a stopped session loses one asset's
                 parts = state.setdefault("full_by_asset", {})
-                for asset in CROSS_DAY:
+                for asset in assets:
                     if asset not in parts or "full" in args.force:
                         with job_lock(base):
                             parts[asset] = run_job(root, cutoff, args.max_rss_gb, op=asset)
                         save()
-                state["full"] = combined(list(parts.values()))
+                state["full"] = combined([parts[a] for a in assets])
             else:
                 with job_lock(base):
                     state["full"] = run_job(root, cutoff, args.max_rss_gb)
@@ -1267,7 +1278,10 @@ def main() -> None:
                 state["newday_written"] = add_days([n])
                 save()
             with job_lock(base):
-                state["newday"] = run_job(root, cutoff, args.max_rss_gb)
+                if assets == CROSS_DAY:
+                    state["newday"] = run_job(root, cutoff, args.max_rss_gb)
+                else:  # only the assets built: a run of the job would build the others in full
+                    state["newday"] = combined([run_job(root, cutoff, args.max_rss_gb, op=a) for a in assets])
             state["newday"]["store_bytes"] = store_bytes(home)
             save()
         report(f"one new day ({state['newday_written']['records']} records)", state["newday"])
@@ -1279,6 +1293,7 @@ def main() -> None:
             newday_peak_gb=round(new["peak_mb"] / 1024, 2), store_gb=round(new["store_bytes"] / 1e9, 2),
             full_cores=round(full["cores"], 2), newday_wall_s=round(new["wall_s"], 1),
             gen_papers_per_min=round(g["papers_per_min"] or 0), text_scale=args.text_scale,
+            **({} if assets == CROSS_DAY else {"assets": ",".join(assets)}),
         )  # fmt: skip
     finally:
         if tmp is not None:

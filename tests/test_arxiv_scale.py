@@ -20,6 +20,7 @@ checks its RESULT line.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -259,3 +260,35 @@ def test_smoke_result_line(tmp_path):
     assert float(values["full_cpu_s"]) > 0 and float(values["newday_cpu_s"]) > 0
     assert 0 < float(values["full_peak_gb"]) < 4
     assert "citation_links" in done.stdout and "citeworth_splits" in done.stdout
+
+
+def test_some_assets_by_asset(tmp_path):
+    """``--by-asset --assets`` (a build of all of arXiv measured one asset at a time, over sessions):
+    only the named assets run, in the full build and in the new day, and the RESULT line names them."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("DAGSTER_HOME", None)
+    cmd = [
+        sys.executable,
+        "benchmarks/arxiv_scale.py",
+        "--days",
+        "2",
+        "--papers-per-day",
+        "30",
+        "--workers",
+        "1",
+    ]
+    refused = subprocess.run([*cmd, "--assets", "citation_links"], cwd=REPO, env=env, capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+    assert refused.returncode == 2 and "--assets needs --by-asset" in refused.stderr
+    keep = tmp_path / "keep"
+    done = subprocess.run([*cmd, "--keep", str(keep), "--by-asset", "--assets", "citation_graph,citation_links"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    last = done.stdout.strip().splitlines()[-1]
+    values = dict(re.findall(r"(\w+)=(\S+)", last))
+    assert values["assets"] == "citation_links,citation_graph"  # job order
+    assert float(values["newday_cpu_s"]) > 0
+    measured = json.loads((keep / "d2-30x1" / "measured.json").read_text())
+    assert set(measured["full_by_asset"]) == {"citation_links", "citation_graph"}
+    ran = {step.split(".")[0] for step in measured["newday"]["steps"]}
+    assert ran == {"citation_links", "citation_graph"}, ran
