@@ -402,7 +402,7 @@ class Segment:
     def release(self) -> None:
         """Unmap from this process the pages its lookups touched (they stay in the page cache):
         a probe of every segment then holds one segment's pages at a time, not the index's."""
-        for mapped in self._maps:
+        for mapped in self._maps if hasattr(mmap, "MADV_DONTNEED") else ():  # Linux, macOS, BSDs
             mapped.madvise(mmap.MADV_DONTNEED)
 
     @property
