@@ -476,6 +476,49 @@ def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     assert found(reopened) == want and want
 
 
+def _mapped_kb(directory) -> int:
+    """Resident kB of this process's mappings of files under ``directory`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            head = line.split()
+            if head and "-" in head[0] and not head[0].endswith(":"):
+                inside = len(head) > 5 and head[5].startswith(str(directory))
+            elif inside and head[0] == "Rss:":
+                total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
+def test_entry_index_lookups_release_each_segments_pages(real, tmp_path):
+    """A lookup over every segment leaves none of the index's file pages mapped in the process:
+    a new day's probes touch most postings pages of every segment, and at arXiv's size those
+    mapped pages (the index's size, 7 GB at a million papers) were most of the run's RSS."""
+    from corpus.graph.link_index import TitleIndex
+
+    base = [x for x in dict.fromkeys(normalize_title(x) for x in real["s2orc"]) if len(x) >= 20]
+    rng = np.random.default_rng(45)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    titles = [f"{base[i % len(base)]} {''.join(rng.choice(letters, 7))}" for i in range(40_000)]
+    entries = _index_entries(titles, 5_000, with_ids=True)
+    ix = TitleIndex(tmp_path / "index", None, 0.8)
+    ix.refreeze(titles[:5_000])
+    for start in (0, 20_000):
+        ix.entries.add(entries.slice(start, 20_000))
+    assert max(s.post_key.nbytes for _, s, _ in ix.entries.segments) > (1 << 20)  # memory-mapped
+    queries = [titles[i] for i in range(0, 40_000, 40)] + [titles[7] + " revisited"]
+    ix.extend_order(queries)
+    assert _mapped_kb(tmp_path / "index") == 0
+    hits = ix.entries.match_titles(queries)
+    assert sum(len(q) for _, q, _, _ in hits) >= 1_000  # each query finds its own title at least
+    assert _mapped_kb(tmp_path / "index") == 0
+    found = ix.entries.match_arxiv(pl.Series(["2203.00007"]))
+    assert sum(len(r) for _, _, r in found) > 0 and _mapped_kb(tmp_path / "index") == 0
+    i, _, r, _ = hits[0]
+    assert ix.entries.fields(i, r).height == len(r) and _mapped_kb(tmp_path / "index") == 0
+    assert ix.entries.kill_citing(pl.Series(["2101.00003"])) == 8 and _mapped_kb(tmp_path / "index") == 0
+
+
 def _numpy_candidates(seg, plan) -> set[int]:
     """The signature bounds of Segment.title_candidates written with numpy (its code before
     corpus._prefix): the pair codes q * n + r that pass both."""

@@ -37,9 +37,11 @@ groups.
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -174,11 +176,22 @@ def _save(path: Path, array: np.ndarray) -> None:
         os.fsync(fh.fileno())
 
 
-def _load(path: Path) -> np.ndarray:
-    """Memory-mapped when large (a lookup touches few pages); small or empty arrays are read."""
+def _load(path: Path, maps: list[mmap.mmap] | None = None) -> np.ndarray:
+    """Memory-mapped when large (a lookup touches few pages), the mapping added to ``maps`` so
+    that its pages can be released (:meth:`Segment.release`); small or empty arrays are read."""
     if path.stat().st_size < (1 << 20):
         return np.load(path)
-    return np.load(path, mmap_mode="r")
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        header = (
+            np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        )
+        shape, fortran, dtype = header(fh)
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        offset = fh.tell()
+    if maps is not None:
+        maps.append(mapped)
+    return np.ndarray(shape, dtype, buffer=mapped, offset=offset, order="F" if fortran else "C")
 
 
 class StringColumn:
@@ -365,24 +378,32 @@ class Segment:
 
     def __init__(self, directory: Path, dead: np.ndarray | None = None):
         self.dir = directory
-        self.citing = _load(directory / "citing.npy")
-        self.size = _load(directory / "size.npy")
-        self.sig = _load(directory / "sig.npy")
-        self.post_key = _load(directory / "post_key.npy")
-        self.post_row = _load(directory / "post_row.npy")
-        self.post_sig = _load(directory / "post_sig.npy")
-        self.ax_key = _load(directory / "ax_key.npy")
-        self.ax_row = _load(directory / "ax_row.npy")
-        self.doi_key = _load(directory / "doi_key.npy")
-        self.doi_row = _load(directory / "doi_row.npy")
-        self.pk_key, self.pk_row = _load(directory / "pk_key.npy"), _load(directory / "pk_row.npy")
-        self.pd_key, self.pd_row = _load(directory / "pd_key.npy"), _load(directory / "pd_row.npy")
-        self.link_t = _load(directory / "link_t.npy")
+        self._maps: list[mmap.mmap] = []
+        m = self._maps
+        self.citing = _load(directory / "citing.npy", m)
+        self.size = _load(directory / "size.npy", m)
+        self.sig = _load(directory / "sig.npy", m)
+        self.post_key = _load(directory / "post_key.npy", m)
+        self.post_row = _load(directory / "post_row.npy", m)
+        self.post_sig = _load(directory / "post_sig.npy", m)
+        self.ax_key = _load(directory / "ax_key.npy", m)
+        self.ax_row = _load(directory / "ax_row.npy", m)
+        self.doi_key = _load(directory / "doi_key.npy", m)
+        self.doi_row = _load(directory / "doi_row.npy", m)
+        self.pk_key, self.pk_row = _load(directory / "pk_key.npy", m), _load(directory / "pk_row.npy", m)
+        self.pd_key, self.pd_row = _load(directory / "pd_key.npy", m), _load(directory / "pd_row.npy", m)
+        self.link_t = _load(directory / "link_t.npy", m)
         self.dead = dead if dead is not None else np.zeros(0, np.int64)
 
     @property
     def n(self) -> int:
         return len(self.size)
+
+    def release(self) -> None:
+        """Unmap from this process the pages its lookups touched (they stay in the page cache):
+        a probe of every segment then holds one segment's pages at a time, not the index's."""
+        for mapped in self._maps if hasattr(mmap, "MADV_DONTNEED") else ():  # Linux, macOS, BSDs
+            mapped.madvise(mmap.MADV_DONTNEED)
 
     @property
     def live(self) -> int:
@@ -624,6 +645,15 @@ class Side:
     def live(self) -> int:
         return sum(s.live for _, s, _ in self.segments)
 
+    def _each(self) -> Iterator[tuple[int, Segment]]:
+        """Each segment with its index, its mapped pages released once the caller is done with it
+        (a lookup over every segment holds one segment's pages, whatever the index's size)."""
+        for i, (_, seg, _) in enumerate(self.segments):
+            try:
+                yield i, seg
+            finally:
+                seg.release()
+
     def add(self, items: pl.DataFrame) -> None:
         """A new segment of ``items`` (ENTRY_FIELDS; their titles' grams get ranks first)."""
         if items.height == 0:
@@ -647,7 +677,7 @@ class Side:
             return 0
         q = fixed_bytes(citing_ids)
         killed = 0
-        for i, (_, seg, _) in enumerate(self.segments):
+        for i, seg in self._each():
             rows = seg.rows_of_citing(q)
             self.kill(i, rows)
             killed += len(rows)
@@ -663,6 +693,7 @@ class Side:
         if ids_only:
             return frame
         frame = frame.with_columns(pl.Series("link_t", np.asarray(seg.link_t[rows]), dtype=pl.Float64))
+        seg.release()
         return frame.with_columns(
             [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in ("arxiv_id", "doi")]
         )
@@ -674,16 +705,16 @@ class Side:
     def match_arxiv(self, ids: pl.Series) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """Per segment (index, query row, item row) of live items naming these arXiv ids."""
         q = fixed_bytes(ids)
-        return [(i, *seg.rows_of_arxiv(q)) for i, (_, seg, _) in enumerate(self.segments)]
+        return [(i, *seg.rows_of_arxiv(q)) for i, seg in self._each()]
 
     def match_doi(self, dois: pl.Series) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        return [(i, *seg.rows_of_doi(dois)) for i, (_, seg, _) in enumerate(self.segments)]
+        return [(i, *seg.rows_of_doi(dois)) for i, seg in self._each()]
 
     def match_publications(self, keys: pl.Series, dois: pl.Series) -> list[tuple[int, np.ndarray]]:
         """Per segment (index, live rows) of items naming a publication with one of these
         (volume, page) ``keys`` or whose publication determines one of these ``dois``."""
         out = []
-        for i, (_, seg, _) in enumerate(self.segments):
+        for i, seg in self._each():
             rows = [seg.rows_of("pk", "pub_key", keys)[1], seg.rows_of("pd", "pub_doi", dois)[1]]
             out.append((i, _sorted_unique(np.concatenate(rows))))
         return out
@@ -696,7 +727,7 @@ class Side:
         plan = QueryPlan.of(qs, t)
         space = order.vocab.bound
         out = []
-        for i, (_, seg, _) in enumerate(self.segments):
+        for i, seg in self._each():
             q, r = seg.title_candidates(plan)
             if len(q) == 0:
                 continue
@@ -729,6 +760,8 @@ class Side:
                 return
             name = f"seg-{uuid.uuid4().hex}"
             Segment.merge(self.index.root / name, [self.segments[i][1] for i in group])
+            for i in group:
+                self.segments[i][1].release()
             for i in group:
                 self.index.obsolete_paths.append(self.index.root / self.segments[i][0])
                 self.new_dead.pop(self.segments[i][0], None)
