@@ -1195,7 +1195,13 @@ def main() -> None:
         help="with --by-asset: the cross-day assets measured, full build and new day (default: all; the "
         "RESULT line names them when not all)",
     )
-    parser.add_argument("--force", nargs="*", default=[], choices=["full", "newday"], help="measure again")
+    parser.add_argument(
+        "--force",
+        nargs="*",
+        default=[],
+        choices=["full", "newday"],
+        help="measure again (newday: one more new day, the day after the last one added)",
+    )
     args = parser.parse_args()
     assets = [a for a in CROSS_DAY if a in args.assets.split(",")]  # in job order
     if set(args.assets.split(",")) - set(CROSS_DAY) or not assets:
@@ -1271,11 +1277,24 @@ def main() -> None:
                     state["full"] = run_job(root, cutoff, args.max_rss_gb)
             state["full"]["store_bytes"] = store_bytes(home)
             save()
+        if args.by_asset and all(a in state.get("full_by_asset", {}) for a in assets):
+            state["full"] = {
+                **combined([state["full_by_asset"][a] for a in assets]),
+                "store_bytes": state["full"].get("store_bytes", 0),
+            }  # the assets measured now
         report(f"full build over {n} days", state["full"])
         if "newday" not in state or "newday" in args.force:
-            if "newday_written" not in state:
-                ensure_days(pool_home, [n], args)
-                state["newday_written"] = add_days([n])
+            # the first new day, or (measured again: --force newday) the next one: the same day again
+            # would find nothing new; an interrupted run measures its day again
+            if "newday_written" not in state or "newday" in state:
+                k = state.get("newdays", 1 if "newday_written" in state else 0)  # new days added so far
+                if k and {"pes2o_v1", "pes2o_v2"} & set(assets):
+                    sys.exit("a second new day is after the peS2o cutoff the full build used: measure it "
+                             "with --by-asset --assets citation_links,citation_graph,citeworth_splits")  # fmt: skip
+                ensure_days(pool_home, [n + k], args)
+                state["newday_written"] = add_days([n + k])
+                state["newdays"] = k + 1
+                state.pop("newday", None)
                 save()
             with job_lock(base):
                 if assets == CROSS_DAY:
