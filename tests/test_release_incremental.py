@@ -400,3 +400,43 @@ def test_pes2o_papers_delivered_again_with_the_same_text_link_their_shards_unrea
         assert (summary["mode"], summary["shards_written"], summary["days_changed"]) == ("incremental", 0, 1)
     monkeypatch.undo()
     assert {v: _tree(release_dir(home, v)) for v in ("v1", "v2")} == _full_pes2o(home, scratch, settings)
+
+
+def test_pes2o_shard_rewritten_for_a_revision_compresses_only_its_changed_members(tmp_path, monkeypatch):
+    """A new day revising papers of old shards rewrites those shards, but gzips only the members
+    (corpus.release.pes2o_shard) whose lines changed: the others' bytes are copied from the
+    current shard. Every file reads as plain gzip, and the bytes are a full build's."""
+    import gzip
+
+    from corpus.release import pes2o_shard
+
+    monkeypatch.setattr(pes2o_shard, "MEMBER_BYTES", 400)  # a few documents a member
+    rng, home, store = random.Random(7), tmp_path / "home", Store(tmp_path / "home")
+    settings = ReleaseSettings(cutoff="2021-01-31", min_chunk_bytes=4000, chunk_bytes=16000)
+    papers: list[str] = []
+    days = [f"2021-01-{d:02d}" for d in range(1, 9)]
+    for k, day in enumerate(days[:-1]):
+        store.write_partition("pes2o", day, pes2o_frame(_pes2o_day(rng, day, k, papers)))
+    write_release(home, "v1", settings)
+    before = _tree(release_dir(home, "v1"))
+    store.write_partition("pes2o", days[-1], pes2o_frame(_pes2o_day(rng, days[-1], 7, papers)))
+    compressed = []
+    real = pes2o_shard.gzip_member
+    monkeypatch.setattr(
+        pes2o_shard, "gzip_member", lambda raw, level: compressed.append(raw) or real(raw, level)
+    )
+    summary = write_release(home, "v1", settings)
+    assert summary["mode"] == "incremental" and summary["shards_written"] > 0
+    root = release_dir(home, "v1")
+    written = [p for p, h in _tree(root).items() if p.endswith(".jsonl.gz") and before.get(p) != h]
+    members = {p: pes2o_shard.members_of(root / p) for p in written}
+    assert sum(len(m) for m in members.values()) > 2 * len(written)  # several members a shard
+    assert 0 < len(compressed) < sum(len(m) for m in members.values()) / 2  # most were copied
+    for p in written:  # one gzip stream to any reader: the JSON lines, in order
+        lines = gzip.decompress((root / p).read_bytes()).decode("utf-8").splitlines()
+        assert lines and all(json.loads(line)["version"] == "v1" for line in lines)
+    monkeypatch.setattr(pes2o_shard, "gzip_member", real)
+    scratch = tmp_path / "full"
+    shutil.copytree(home / "pes2o", scratch / "pes2o")
+    assert write_release(scratch, "v1", settings)["mode"] == "full"
+    assert _tree(root) == _tree(release_dir(scratch, "v1"))

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import gzip
 import hashlib
 import json
 import os
@@ -50,6 +49,8 @@ if TYPE_CHECKING:
 from corpus.release import pes2o
 from corpus.release.dataset_card import write_card
 from corpus.release.pes2o_card import DOC_FIELDS, SPLITS, funnel_rows, funnel_svg, pes2o_card
+from corpus.release.pes2o_shard import members_of
+from corpus.release.pes2o_shard import write_shard as _write_shard
 from corpus.release.pes2o_table import ASSET, PES2O_SCHEMA, RULES, SOURCES, timestamp
 from corpus.release.settings import (
     DEFAULT_CHUNK_BYTES,
@@ -59,7 +60,6 @@ from corpus.release.settings import (
 )
 from corpus.release.state import (
     day_fingerprints,
-    file_sha256,
     input_code_versions,
     link_or_copy,
     load_state,
@@ -72,7 +72,7 @@ from corpus.store import Store, atomic_write_bytes, scan_days, swap_dir
 from corpus.versions import FIRST_RECORDED
 
 # The version of pes2o_v1 and pes2o_v2 (corpus.versions): bump it whenever their rows change.
-PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/1"
+PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/2"  # 2: JSON lines as gzip members
 
 __all__ = [
     "ASSET",
@@ -100,7 +100,7 @@ RELEASES = ("releases", "pes2o")
 
 # --------------------------------------------------------------------------- release
 
-FORMAT = 2  # of manifest.json: a release of another format is rebuilt in full
+FORMAT = 3  # of manifest.json (3: gzip members): a release of another format is rebuilt in full
 # Of the release state: the key index (written whole by the plan) and a patch of the text and doc
 # hashes the build tasks computed (written by the commit), applied when the state is read. A
 # state of format 2 (one index holding every hash) is read as one without a patch.
@@ -680,43 +680,6 @@ def _scatter(store: Store, version: str, fetch: pl.DataFrame, spill: Path, tag: 
 
 
 @functools.cache
-def _pa_schema() -> pa.Schema:
-    import pyarrow as pa
-
-    return pa.schema([(f, pa.string()) for f in DOC_FIELDS])
-
-
-def _write_shard(staging: Path, stem: str, docs: list[dict], settings: ReleaseSettings) -> dict:
-    """``<stem>.jsonl.gz`` and ``<stem>.parquet`` holding ``docs``, in order; their entries."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    jsonl, parquet = staging / f"{stem}.jsonl.gz", staging / f"{stem}.parquet"
-    jsonl.parent.mkdir(parents=True, exist_ok=True)
-    with open(jsonl, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                  compresslevel=settings.compresslevel, mtime=0) as gz:  # fmt: skip
-        for doc in docs:
-            gz.write((json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
-    with pq.ParquetWriter(parquet, _pa_schema(), compression="zstd") as writer:
-        for start in range(0, len(docs), settings.row_group_docs):
-            writer.write_table(
-                pa.Table.from_pylist(docs[start : start + settings.row_group_docs], schema=_pa_schema())
-            )
-    for path in (jsonl, parquet):
-        with open(path, "rb") as fh:
-            os.fsync(fh.fileno())
-    return {
-        kind: {
-            "path": path.relative_to(staging).as_posix(),
-            "format": kind,
-            "documents": len(docs),
-            "bytes": path.stat().st_size,
-            "sha256": file_sha256(path),
-        }  # fmt: skip
-        for kind, path in (("jsonl", jsonl), ("parquet", parquet))
-    }
-
-
 def _spilled_texts(work: Path, task: int) -> dict[tuple[str, str], str]:
     """The texts the plan read from the days for ``task`` (its new or changed documents)."""
     import pyarrow as pa
@@ -793,6 +756,7 @@ def build_task(work: str | Path, task: int) -> dict:
         stems = {f["stem"]: f["signature"] for f in signed["write"]}
         keys = pl.read_parquet(work / f"task-{task:05d}.parquet").filter(pl.col("stem").is_in(list(stems)))
         texts = _spilled_texts(work, task) if texts is None else texts
+        reuse: dict[bytes, bytes] = {}  # the gzip members of the shards read: copied where unchanged
         for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
             if old is None:
                 raise RuntimeError(
@@ -810,13 +774,20 @@ def build_task(work: str | Path, task: int) -> dict:
                 raise RuntimeError(
                     f"{final / old}.parquet lacks documents its state lists: the release was changed"
                 )
+            reuse.update(members_of(final / f"{old}.jsonl.gz"))
         for (stem,), group in keys.group_by(["stem"], maintain_order=True):
             docs = [{"added": timestamp(dt.date.fromisoformat(first_day)), "created": created, "id": pid,
                      "source": source, "text": texts[(source, pid)], "version": plan.version}
                     for source, pid, first_day, created in group.select(
                         "source", "id", "first_day", "created").iter_rows()]  # fmt: skip
             files.append(
-                {"stem": stem, "signature": stems[stem], **_write_shard(staging, stem, docs, settings)}
+                {
+                    "stem": stem,
+                    "signature": stems[stem],
+                    **_write_shard(
+                        staging, stem, docs, settings.compresslevel, settings.row_group_docs, reuse
+                    ),
+                }
             )
     out = {"task": task, "files": files}
     atomic_write_bytes(work / f"result-{task:05d}.json", json.dumps(out).encode())
