@@ -366,3 +366,22 @@ def test_numbers_as_pdflatex_writes_them_to_the_aux() -> None:
     )
     see = next(p.text for p in doc.body_text if p.text.startswith("See"))  # the notes come last
     assert see == "See 1, 2, 3, 5, 5, 8, 2, 2, 3, 4, 1(a), 1."
+
+
+def test_a_shipped_package_switch_decided_by_the_options_given() -> None:
+    """imsart.sty (the IMS template, shipped in the e-print) numbers equations within sections
+    only under ``\\if@imsart@seceqn``, which only its ``seceqn`` option sets: pdflatex numbers
+    rubinstein-medicaid-balancing's equations 1, 2, ... (47 refs were printed 3.1, 3.2, ...). A
+    class option reaches the package too (class options are global)."""
+    sty = (
+        "\\newif\\if@imsart@seceqn\n\\DeclareOption{seceqn}{\\@imsart@seceqntrue}\n"
+        "\\DeclareOption{aoas}{\\def\\journal@id{-aoas}}\n\\ProcessOptions\n"
+        "\\if@imsart@seceqn % within sections\n"
+        "    \\renewcommand{\\theequation}{\\thesection.\\arabic{equation}}\n"
+        "    \\numberwithin{equation}{section}\n\\fi\n"
+    )
+    body = "\\section{A}\\section{B}\n\\begin{equation}x\\label{e}\\end{equation}\nSee \\ref{e}."
+    for options, printed in (("aoas", "1"), ("aoas,seceqn", "2.1")):
+        text = f"\\documentclass[{options}]{{article}}\n\\usepackage{{amsmath,imsart}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
+        doc = parse_latex(LatexSource(main="m.tex", text=text, packages={"imsart.sty": sty}), "t")
+        assert _refs(doc) == [printed], options

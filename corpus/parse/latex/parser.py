@@ -48,7 +48,13 @@ from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_b
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex.commands import drop_definitions, knowledge_quotes
-from corpus.parse.latex.counters import class_counters, document_class, take_the_definitions, with_options
+from corpus.parse.latex.counters import (
+    class_counters,
+    decide_switches,
+    document_class,
+    take_the_definitions,
+    with_options,
+)
 from corpus.parse.latex.environments import take_out, user_environments
 from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import front_line, front_matter, title
@@ -117,9 +123,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     }
     scripts = []  # the e-print's own .sty files: their counters (jheppub's \numberwithin)
     for name, package in source.packages.items():
-        if name.endswith(".sty"):
-            given = [o.strip() for o in loaded.get(name[:-4], [])]
-            scripts.append(take_the_definitions(with_options(package, given)))
+        if name.endswith(".sty"):  # the class's options are global: every package sees them
+            given = [*options, *(o.strip() for o in loaded.get(name[:-4], []))]
+            scripts.append(take_the_definitions(decide_switches(with_options(package, given))))
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
