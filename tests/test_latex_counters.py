@@ -385,3 +385,19 @@ def test_a_shipped_package_switch_decided_by_the_options_given() -> None:
         text = f"\\documentclass[{options}]{{article}}\n\\usepackage{{amsmath,imsart}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
         doc = parse_latex(LatexSource(main="m.tex", text=text, packages={"imsart.sty": sty}), "t")
         assert _refs(doc) == [printed], options
+
+
+def test_a_label_on_an_unnumbered_align_row_is_the_next_rows_number() -> None:
+    """amsmath keeps a ``\\label`` in ``\\df@label`` until a row makes its tag, so a label on a
+    ``\\notag`` row is the next numbered row's (steinmetz-cold-fermi-gas: pdflatex's .aux has 75,
+    the next row's number, where we printed the theorem's 4; schneider-mc-likelihood and
+    shimizu-bat-agn-sed likewise)."""
+    doc = _parse(
+        "\\section{A}\\begin{equation}a\\label{e1}\\end{equation}\n"
+        "\\begin{theorem}\\label{t}Then\n"
+        "\\begin{align}\\label{e2} &x\\notag\\\\ =&y\\end{align}\\end{theorem}\n"
+        "\\begin{align}u&=v\\label{e3}\\\\ w&=z\\notag\\end{align}\\begin{equation}k\\label{e5}\\end{equation}\n"
+        "See \\ref{e1}, \\ref{t}, \\ref{e2}, \\ref{e3}, \\ref{e5}.",
+        "\\usepackage{amsmath}\\newtheorem{theorem}{Theorem}",
+    )
+    assert _refs(doc) == ["1", "1", "2", "3", "4"]  # as pdflatex (TeX Live 2022) writes them

@@ -447,8 +447,10 @@ class Numbering:
     # ----------------------------------------------------------------- equations
 
     def _equation(self, name: str, content: str, ref_id: str | None) -> None:
-        """A display's rows: a number each (amsmath), its labels that row's, ``\\tag`` its own;
-        a label on an unnumbered row is the last number's (what LaTeX has current)."""
+        """A display's rows: a number each (amsmath), its labels that row's, ``\\tag`` its own.
+        A label on an unnumbered row is the next numbered row's: amsmath's ``\\label`` waits in
+        ``\\df@label`` until a row makes its tag (``\\make@display@tag``); with none after it,
+        it is the number LaTeX has current."""
         index = len(self.stack)
         if self.group_target is not None and self.group_target.ref_id is None:
             self.group_target.ref_id = ref_id
@@ -458,6 +460,7 @@ class Numbering:
         first: str | None = None
         if name.startswith("eqnarray"):  # LaTeX's own: the number of the row being set is current
             first = self._eqnarray(name, content, ref_id)
+        waiting: list[str] = []  # labels of unnumbered rows: amsmath keeps them for the next tag
         for row, numbered, tag in () if name.startswith("eqnarray") else equation_rows(name, content):
             if tag is not None:
                 self._set(Target(ref_id, tag, "equation"))
@@ -466,8 +469,13 @@ class Numbering:
                 self._refstep("equation", "equation")
                 first = first or self.c.printed("equation")
             if "\\label" in row:
-                for lab in _LABEL_RE.findall(row):
-                    self._label(lab.strip())
+                waiting.extend(lab.strip() for lab in _LABEL_RE.findall(row))
+            if tag is not None or numbered:
+                for lab in waiting:
+                    self._label(lab)
+                waiting.clear()
+        for lab in waiting:  # no numbered row after it: the number LaTeX has current
+            self._label(lab)
         entry = self.ref_entries.get(ref_id or "")
         if entry is not None and entry.num is None:
             entry.num = first
