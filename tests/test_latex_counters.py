@@ -401,3 +401,28 @@ def test_a_label_on_an_unnumbered_align_row_is_the_next_rows_number() -> None:
         "\\usepackage{amsmath}\\newtheorem{theorem}{Theorem}",
     )
     assert _refs(doc) == ["1", "1", "2", "3", "4"]  # as pdflatex (TeX Live 2022) writes them
+
+
+def test_a_float_with_subcaption_subfigures_and_no_caption_is_numbered() -> None:
+    """The caption package steps a float's counter for a subcaption ``subfigure`` or
+    ``subtable`` even when the float has no caption of its own (tavares-omega-icml: a figure of
+    two captionless algorithm panels; pdflatex numbers the next figure 4 where we printed 3);
+    subfig's ``\\subfloat`` does not (both as pdflatex writes them to the .aux)."""
+    doc = _parse(
+        "\\begin{figure}\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\begin{subfigure}{4cm}x\\caption{x}\\label{sx}\\end{subfigure}"
+        "\\begin{subfigure}{4cm}y\\end{subfigure}\\end{figure}\n"
+        "\\begin{table}\\begin{subtable}{3cm}t\\end{subtable}\\end{table}\n"
+        "\\begin{table}\\caption{T}\\label{t}\\end{table}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\n"
+        "See \\ref{a}, \\ref{sx}, \\ref{t}, \\ref{b}.",
+        "\\usepackage{subcaption}",
+    )
+    assert _refs(doc) == ["1", "2a", "2", "3"]
+    doc = _parse(
+        "\\begin{figure}\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\subfloat{x}\\subfloat{y}\\end{figure}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\nSee \\ref{a}, \\ref{b}.",
+        "\\usepackage{subfig}",
+    )
+    assert _refs(doc) == ["1", "2"]

@@ -80,6 +80,8 @@ _EVENT_RE = _events(_ALL_LINES)
 _INT_RE = re.compile(r"\s*(-?\s*\d+)\s*$")
 _VALUE_RE = re.compile(r"\s*(-)?\s*\\value\s*\{\s*([^{}]+?)\s*\}\s*$")
 _CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])|\\captionof\s*\{")
+# subcaption's sub-floats: the caption package steps the float's counter for them, caption or not
+_SUBCAPTION_ENV_RE = re.compile(r"\\begin\s*\{sub(?:figure|table)\*?\}")
 # environments inside a float whose captions are their own: sub-figures, a float in a float
 _SUB_ENV_RE = re.compile(
     r"\\begin\s*\{((?:sub(?:figure|table)|algorithm|algorithm2e|table|figure|wrapfigure|wraptable)\*?)\}.*?\\end\s*\{\1\}",
@@ -398,7 +400,8 @@ class Numbering:
     def _region(self, reg: Region) -> None:
         """An environment cut out of the body (or met in place): its counters at its place.
         A float's number is set at its begin when it has a caption (a label before the caption
-        is the float's, as readers mean it), each further caption steps it again."""
+        is the float's, as readers mean it) or a subcaption sub-float (which the caption package
+        numbers, caption or not), each further caption steps it again."""
         index = len(self.stack)
         self._push("region")
         if reg.ref_id is not None:
@@ -420,7 +423,8 @@ class Numbering:
             # longtable steps the table counter at its start, caption or not (longtable.sty); a
             # float holding one is numbered at its caption, after it
             nested = "\\begin{longtable" in reg.content and not reg.name.startswith("longtable")
-            if (_has_caption(reg.content) and not nested) or reg.name.startswith("longtable"):
+            numbered = _has_caption(reg.content) or _SUBCAPTION_ENV_RE.search(reg.content) is not None
+            if (numbered and not nested) or reg.name.startswith("longtable"):
                 self._float_number(counter, kind, reg.ref_id)
                 pending = self.c.value(counter)
             self.float = (counter, kind, reg.ref_id, pending)
