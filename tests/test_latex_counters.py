@@ -426,3 +426,18 @@ def test_a_float_with_subcaption_subfigures_and_no_caption_is_numbered() -> None
         "\\usepackage{subfig}",
     )
     assert _refs(doc) == ["1", "2"]
+
+
+def test_a_starred_caption_steps_no_counter() -> None:
+    """caption's ``\\caption*`` prints a caption without a number and steps nothing
+    (aferr-timing-compartments: panels captioned "(a) Baseline" with ``\\caption*`` in a figure*
+    made every later figure two more than pdflatex's .aux; a figure with only a starred
+    caption has no number either)."""
+    doc = _parse(
+        "\\begin{figure}\\begin{minipage}{3cm}x\\caption*{(a) X}\\end{minipage}"
+        "\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\caption*{Only}\\end{figure}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\nSee \\ref{a}, \\ref{b}.",
+        "\\usepackage{caption}",
+    )
+    assert _refs(doc) == ["1", "2"]

@@ -79,7 +79,7 @@ _ALL_LINES = _ALGX_LINES | _ALGORITHMIC_LINES | _ALGORITHMIC_ENDS
 _EVENT_RE = _events(_ALL_LINES)
 _INT_RE = re.compile(r"\s*(-?\s*\d+)\s*$")
 _VALUE_RE = re.compile(r"\s*(-)?\s*\\value\s*\{\s*([^{}]+?)\s*\}\s*$")
-_CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])|\\captionof\s*\{")
+_CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])(?!\s*\*)|\\captionof\s*\{")
 # subcaption's sub-floats: the caption package steps the float's counter for them, caption or not
 _SUBCAPTION_ENV_RE = re.compile(r"\\begin\s*\{sub(?:figure|table)\*?\}")
 # environments inside a float whose captions are their own: sub-figures, a float in a float
@@ -516,7 +516,8 @@ class Numbering:
             self._appendix()
             return end
         if cmd in ("caption", "tablecaption", "subcaption"):
-            self._caption(cmd == "subcaption")
+            if not text[end : end + 8].lstrip().startswith("*"):  # caption's \caption*: no number
+                self._caption(cmd == "subcaption")
             return end
         if cmd == "captionof":  # caption's \captionof{figure}: in a figure, that figure's caption
             name, end = read_arg(text, end)
