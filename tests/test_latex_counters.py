@@ -441,3 +441,18 @@ def test_a_starred_caption_steps_no_counter() -> None:
         "\\usepackage{caption}",
     )
     assert _refs(doc) == ["1", "2"]
+
+
+def test_starred_sideways_floats_are_floats() -> None:
+    """rotating's ``sidewaystable*`` and ``sidewaysfigure*`` (two-column width) are tables and
+    figures: counted, captioned, out of the body (veelken-mc-stitching-epjc's table 7 printed 4
+    and karpinski-monet2008's figure 3 printed 6, where pdflatex numbers them 7 and 3)."""
+    doc = _parse(
+        "\\begin{table}\\caption{A}\\label{a}\\end{table}\n"
+        "\\begin{sidewaystable*}\\begin{tabular}{l}cell text\\end{tabular}\\caption{W}\\label{w}\\end{sidewaystable*}\n"
+        "\\begin{sidewaysfigure*}\\caption{F}\\label{f}\\end{sidewaysfigure*}\n"
+        "\\begin{table}\\caption{B}\\label{b}\\end{table}\nSee \\ref{a}, \\ref{w}, \\ref{f}, \\ref{b}.",
+        "\\usepackage{rotating}",
+    )
+    assert _refs(doc) == ["1", "2", "1", "3"]
+    assert "cell text" not in " ".join(p.text for p in doc.body_text)
