@@ -456,3 +456,19 @@ def test_starred_sideways_floats_are_floats() -> None:
     )
     assert _refs(doc) == ["1", "2", "1", "3"]
     assert "cell text" not in " ".join(p.text for p in doc.body_text)
+
+
+def test_siam_theorem_like_environments_share_the_theorem_counter() -> None:
+    """siamart and siamonline declare theorem, lemma, corollary, proposition and definition on
+    one counter (numbered within sections unless ``onethmnum``), and their ``\\newsiamthm`` and
+    ``\\newsiamremark`` add to it (cheerl-beltrami-signature-siam: after two definitions
+    pdflatex numbers the theorem 5.3, where we printed 5.1)."""
+    body = (
+        "\\section{A}\\begin{definition}D\\end{definition}\\begin{definition}E\\end{definition}\n"
+        "\\begin{theorem}\\label{t}T\\end{theorem}\\begin{claim}\\label{c}C\\end{claim}\n"
+        "See \\ref{t}, \\ref{c}."
+    )
+    doc = _parse(body, "\\newsiamthm{claim}{Claim}", "siamonline190516")
+    assert _refs(doc) == ["1.3", "1.4"]
+    doc = _parse(body, "\\newsiamremark{claim}{Claim}", "siamart220329")
+    assert _refs(doc) == ["1.3", "1.4"]

@@ -70,9 +70,27 @@ _COMMON_THEOREMS = (
 ).split()
 
 
+# Theorem-like environments a class declares itself, as its .cls declares them (siamart and
+# siamonline: five on the theorem counter; their \newsiamthm and \newsiamremark add to it)
+_SIAM_THEOREMS = "".join(
+    f"\\newtheorem{{{name}}}[theorem]{{{name.capitalize()}}}"
+    for name in "lemma corollary proposition definition".split()
+)
+_CLASS_THEOREMS = {"siamart": "\\newtheorem{theorem}{Theorem}" + _SIAM_THEOREMS}
+_CLASS_THEOREMS["siamonline"] = _CLASS_THEOREMS["siamart"]
+_NEWSIAMTHM_RE = re.compile(r"\\newsiam(?:thm|remark)\s*\{\s*([^{}]+?)\s*\}\s*\{")
+
+
+def class_theorems(cls: str) -> str:
+    """The ``\\newtheorem`` declarations of a document class (``siamart220329`` is siamart's)."""
+    family = re.sub(r"\d+$", "", cls)
+    return _CLASS_THEOREMS.get(family, "")
+
+
 def theorems(preamble: str) -> dict[str, Theorem]:
     """Theorem-like environments the paper declares, by environment name."""
     out: dict[str, Theorem] = {}
+    preamble = _NEWSIAMTHM_RE.sub(r"\\newtheorem{\1}[theorem]{", preamble)
     for m in _NEWTHEOREM_RE.finditer(preamble):
         cmd, star, name, shared, title, within = m.groups()
         if shared and within:  # \newtheorem{a}[b]{T}[c] is not LaTeX; read it as sharing

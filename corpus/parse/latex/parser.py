@@ -59,7 +59,7 @@ from corpus.parse.latex.environments import take_out, user_environments
 from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
-from corpus.parse.latex.labels import theorems
+from corpus.parse.latex.labels import class_theorems, theorems
 from corpus.parse.latex.numbering import Document, number, strip_marks
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
@@ -165,7 +165,7 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
         classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
-        theorems=theorems(definitions + taken.body),  # declared anywhere, front matter too
+        theorems=theorems(class_theorems(cls) + definitions + taken.body),  # the class's, then anywhere
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
