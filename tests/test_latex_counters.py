@@ -472,3 +472,17 @@ def test_siam_theorem_like_environments_share_the_theorem_counter() -> None:
     assert _refs(doc) == ["1.3", "1.4"]
     doc = _parse(body, "\\newsiamremark{claim}{Claim}", "siamart220329")
     assert _refs(doc) == ["1.3", "1.4"]
+
+
+def test_lipics_theorem_like_environments_share_the_theorem_counter() -> None:
+    """lipics-v2021.cls declares lemma, claim, definition, remark ... on the theorem counter,
+    within sections under ``numberwithinsect`` (klobas-temporal-graph-realization: 98 refs such
+    as "Theorem 3" printed 1, claims 5, 6 printed 1, 2, where pdflatex numbers them on one
+    counter)."""
+    body = (
+        "\\section{A}\\begin{lemma}\\label{l}L\\end{lemma}\\begin{theorem}\\label{t}T\\end{theorem}"
+        "\\begin{claim}\\label{c}C\\end{claim}\nSee \\ref{l}, \\ref{t}, \\ref{c}."
+    )
+    assert _refs(_parse(body, cls="lipics-v2021")) == ["1", "2", "3"]
+    text = f"\\documentclass[a4paper,numberwithinsect]{{lipics-v2021}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
+    assert _refs(parse_latex(LatexSource(main="m.tex", text=text), "t")) == ["1.1", "1.2", "1.3"]

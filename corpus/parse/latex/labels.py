@@ -70,21 +70,27 @@ _COMMON_THEOREMS = (
 ).split()
 
 
-# Theorem-like environments a class declares itself, as its .cls declares them (siamart and
-# siamonline: five on the theorem counter; their \newsiamthm and \newsiamremark add to it)
-_SIAM_THEOREMS = "".join(
-    f"\\newtheorem{{{name}}}[theorem]{{{name.capitalize()}}}"
-    for name in "lemma corollary proposition definition".split()
-)
-_CLASS_THEOREMS = {"siamart": "\\newtheorem{theorem}{Theorem}" + _SIAM_THEOREMS}
-_CLASS_THEOREMS["siamonline"] = _CLASS_THEOREMS["siamart"]
+# Theorem-like environments a class declares itself on its theorem counter, as its .cls declares
+# them (siamart and siamonline, whose \newsiamthm and \newsiamremark add to it; LIPIcs and OASIcs,
+# within sections with the numberwithinsect option)
+_SIAM = "lemma corollary proposition definition"
+_LIPICS = "lemma corollary proposition exercise definition conjecture observation example note remark claim"
+_CLASS_THEOREMS = {
+    "siamart": _SIAM, "siamonline": _SIAM, "lipics-v": _LIPICS, "lipics": _LIPICS, "oasics-v": _LIPICS,
+}  # fmt: skip
 _NEWSIAMTHM_RE = re.compile(r"\\newsiam(?:thm|remark)\s*\{\s*([^{}]+?)\s*\}\s*\{")
 
 
-def class_theorems(cls: str) -> str:
+def class_theorems(cls: str, options: list[str]) -> str:
     """The ``\\newtheorem`` declarations of a document class (``siamart220329`` is siamart's)."""
     family = re.sub(r"\d+$", "", cls)
-    return _CLASS_THEOREMS.get(family, "")
+    if family not in _CLASS_THEOREMS:
+        return ""
+    within = "[section]" if family.startswith(("lipics", "oasics")) and "numberwithinsect" in options else ""
+    shared = "".join(
+        f"\\newtheorem{{{n}}}[theorem]{{{n.capitalize()}}}" for n in _CLASS_THEOREMS[family].split()
+    )
+    return f"\\newtheorem{{theorem}}{{Theorem}}{within}{shared}"
 
 
 def theorems(preamble: str) -> dict[str, Theorem]:

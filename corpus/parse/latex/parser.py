@@ -165,7 +165,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
         classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
-        theorems=theorems(class_theorems(cls) + definitions + taken.body),  # the class's, then anywhere
+        theorems=theorems(
+            class_theorems(cls, options) + definitions + taken.body
+        ),  # the class's, then anywhere
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
