@@ -486,3 +486,17 @@ def test_lipics_theorem_like_environments_share_the_theorem_counter() -> None:
     assert _refs(_parse(body, cls="lipics-v2021")) == ["1", "2", "3"]
     text = f"\\documentclass[a4paper,numberwithinsect]{{lipics-v2021}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
     assert _refs(parse_latex(LatexSource(main="m.tex", text=text), "t")) == ["1.1", "1.2", "1.3"]
+
+
+def test_a_subfigure_counter_the_paper_reformats_keeps_its_parent() -> None:
+    """``\\renewcommand\\thesubfigure{(\\alph{subfigure})}`` changes how the letter prints, not
+    that it is reset by the figure and printed after its number (landfried-trueskill-jss:
+    pdflatex writes 5(a), 6(b), we printed (c), (f))."""
+    doc = _parse(
+        "\\begin{figure}\\begin{subfigure}{3cm}x\\caption{a}\\label{a}\\end{subfigure}\\caption{A}\\end{figure}\n"
+        "\\begin{figure}\\begin{subfigure}{3cm}x\\caption{b}\\label{b}\\end{subfigure}"
+        "\\begin{subfigure}{3cm}x\\caption{c}\\label{c}\\end{subfigure}\\caption{B}\\end{figure}\n"
+        "See \\ref{a}, \\ref{b}, \\ref{c}.",
+        "\\usepackage[labelformat=simple]{subcaption}\\renewcommand\\thesubfigure{(\\alph{subfigure})}",
+    )
+    assert _refs(doc) == ["1(a)", "2(a)", "2(b)"]

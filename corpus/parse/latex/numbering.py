@@ -649,9 +649,11 @@ class Numbering:
         subfigure package's ``\\subfigure`` (``parens``) prints "1(a)"."""
         parent, kind = (self.float[0], self.float[1]) if self.float else ("figure", "figure")
         sub = "sub" + parent
-        if sub not in self.c.the or parens:
+        if sub not in self.c.prefix or parens:  # a \thesubfigure the paper set is kept
+            if parens:
+                self.c.the[sub] = rf"(\alph{{{sub}}})"
+            self.c.the.setdefault(sub, rf"\alph{{{sub}}}")
             self.c.define(sub, parent)
-            self.c.the[sub] = rf"(\alph{{{sub}}})" if parens else rf"\alph{{{sub}}}"
             self.c.prefix[sub] = rf"\the{parent}"
         self._refstep(sub, kind, kind)
 
