@@ -500,3 +500,14 @@ def test_a_subfigure_counter_the_paper_reformats_keeps_its_parent() -> None:
         "\\usepackage[labelformat=simple]{subcaption}\\renewcommand\\thesubfigure{(\\alph{subfigure})}",
     )
     assert _refs(doc) == ["1(a)", "2(a)", "2(b)"]
+
+
+def test_svmult_contribution_title_opens_a_chapter() -> None:
+    """Springer's svmult (contributed volumes): ``\\maketitle`` steps the chapter counter unless
+    the ``numart`` option, and sections, equations, figures and tables are numbered within it
+    (jagadeeswaran-sobol-bayes-cubature: pdflatex writes 1.1, 1.2.3 where we printed 1, 2.3)."""
+    body = (
+        "\\title{T}\\maketitle\n\\section{A}\\label{s}\\begin{equation}x\\label{e}\\end{equation}\n"
+        "\\subsection{B}\\label{b}See \\ref{s}, \\ref{e}, \\ref{b}."
+    )
+    assert _refs(_parse(body, cls="svmult")) == ["1.1", "1.1", "1.1.1"]

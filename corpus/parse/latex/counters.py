@@ -235,6 +235,7 @@ class ClassCounters:
     secnumdepth: int
     chapters: bool  # sections numbered within chapters
     appendix: str = ""  # what \appendix does to the counters, as LaTeX (the class's own definition)
+    title_chapter: bool = False  # \maketitle steps the chapter (svmult: a contribution is a chapter)
 
 
 _CLASS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]*)\])?\s*\{\s*([^{}]+?)\s*\}")
@@ -298,7 +299,8 @@ def class_counters(
     c.prefix.update(_ARTICLE_PREFIX)
     appendix = _APPENDIX["article"]
     depth = 3
-    chapters = cls in _CHAPTER_CLASSES or has_chapters
+    title_chapter = cls == "svmult" and "numart" not in options  # svmult.cls's \maketitle
+    chapters = cls in _CHAPTER_CLASSES or has_chapters or title_chapter
     if chapters:
         c.define("chapter")
         for name in ("section", "equation", "figure", "table"):
@@ -333,7 +335,7 @@ def class_counters(
                 c.number_within(counter, "section")
     for text in appendix_sources or ():
         appendix = shipped_appendix(text) or appendix
-    return ClassCounters(c, depth, chapters, appendix)
+    return ClassCounters(c, depth, chapters, appendix, title_chapter)
 
 
 _APPENDIX_DEF_RE = re.compile(

@@ -57,7 +57,7 @@ _EVENTS = (
     r"|\\label\s*\{(?P<label>[^{}]*)\}"
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
     r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|subfigure|subtable"
-    r"|tablecaption|item"
+    r"|tablecaption|item|maketitle"
     r"|lstlinelabel|floatconts|newenvironment|renewenvironment|footnote|footnotemark|footnotetext)(?![A-Za-z@])"
     r"|\ue024(?P<region>\d+)\ue025|\ue020(?P<eq>\d+)\ue023|\ue026(?P<the>\d+)\ue027"
     r"|\\(?P<line>LINES)(?![A-Za-z@])"
@@ -511,6 +511,10 @@ class Numbering:
             opt = read_optional(text, end)[0]
             if opt is None:
                 self._item()
+            return end
+        if cmd == "maketitle":  # a class whose title opens a chapter (svmult's contributions)
+            if self.doc.classes.title_chapter:
+                self._refstep("chapter", "chapter")
             return end
         if cmd in ("appendix", "appendices"):  # IEEEtran's \appendices
             self._appendix()
