@@ -94,7 +94,7 @@ __all__ = [
 # secnumdepth, refs in headings, hyperref and cleveref names); layout commands, front matter,
 # abstracts and maths where LaTeX puts them; every printed bibliography list read, bibliography
 # fields and VTeX markup, citation labels and natbib's mode from what it is told
-PARSER_VERSION = "corpus.parse.latex/6"
+PARSER_VERSION = "corpus.parse.latex/7"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
