@@ -511,3 +511,16 @@ def test_svmult_contribution_title_opens_a_chapter() -> None:
         "\\subsection{B}\\label{b}See \\ref{s}, \\ref{e}, \\ref{b}."
     )
     assert _refs(_parse(body, cls="svmult")) == ["1.1", "1.1", "1.1.1"]
+
+
+def test_acmart_declares_its_theorems_at_the_end_of_the_preamble() -> None:
+    """acmart declares theorem (within sections), lemma, definition ... on one counter at the
+    end of the preamble, each only if the paper has not (elliott-issac2020-bit-complexity:
+    LaTeXML and pdflatex print Theorem 3.1, we printed 1). As pdflatex writes them: 1.1, 1.2,
+    1.3; with the paper's own ``\\newtheorem{theorem}{Theorem}``, the class's lemma shares it: 1, 2."""
+    body = (
+        "\\section{A}\\begin{lemma}\\label{l}L\\end{lemma}\\begin{theorem}\\label{t}T\\end{theorem}"
+        "\\begin{definition}\\label{d}D\\end{definition}\nSee \\ref{l}, \\ref{t}, \\ref{d}."
+    )
+    assert _refs(_parse(body, cls="acmart")) == ["1.1", "1.2", "1.3"]
+    assert _refs(_parse(body, "\\newtheorem{theorem}{Theorem}", cls="acmart")) == ["1", "2", "3"]

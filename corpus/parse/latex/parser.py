@@ -165,9 +165,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
         classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
-        theorems=theorems(
-            class_theorems(cls, options) + definitions + taken.body
-        ),  # the class's, then anywhere
+        # declared anywhere (front matter too), then the class's own that the paper leaves undefined
+        theorems=theorems(definitions + taken.body, class_theorems(cls, options)),
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
