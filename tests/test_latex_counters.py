@@ -524,3 +524,18 @@ def test_acmart_declares_its_theorems_at_the_end_of_the_preamble() -> None:
     )
     assert _refs(_parse(body, cls="acmart")) == ["1.1", "1.2", "1.3"]
     assert _refs(_parse(body, "\\newtheorem{theorem}{Theorem}", cls="acmart")) == ["1", "2", "3"]
+
+
+def test_nameref_to_an_unnumbered_heading_before_anything_is_numbered() -> None:
+    """hyperref's ``\\nameref`` prints a starred heading's title even when nothing was numbered
+    before it (fneum-broad-ranges: every section is starred, each ``\\nameref`` printed nothing);
+    sidecap's ``SCtable`` is a table (its ``\\cref`` printed nothing)."""
+    doc = _parse(
+        "\\subsection*{Least-Cost Planning}\\label{lc}\\subsection*{Sampling}\\label{s}\n"
+        "\\begin{SCtable}\\begin{tabular}{c}x\\end{tabular}\\caption{Costs}\\label{t}\\end{SCtable}\n"
+        "See \\nameref{lc}, \\nameref{s}, \\ref{t}.",
+        "\\usepackage{hyperref,sidecap}",
+    )
+    assert _refs(doc) == ["Least-Cost Planning", "Sampling", "1"]
+    spans = [s.ref_id for p in doc.body_text for s in p.ref_spans]
+    assert spans[0] != spans[1]

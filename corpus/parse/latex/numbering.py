@@ -308,8 +308,9 @@ class Numbering:
             kind = _LEVEL_KIND.get(h.level) or ("appendix" if self.appendix and h.level == 1 else counter)
             self._refstep(counter, kind, kind).name = h.title
             h.num = self.c.printed(counter)
-        elif self.current is not None:  # hyperref's \nameref names the heading all the same
-            self._set(replace(self.current, name=h.title))
+        else:  # hyperref's \nameref names the heading all the same (nothing stepped yet: \ref prints nothing)
+            current = self.current if self.current is not None and self.current.num else None
+            self._set(replace(current or Target(h.ref_id, "", "other"), name=h.title))
         entry = self.ref_entries.get(h.ref_id or "")
         if entry is not None:
             entry.num = h.num
