@@ -203,6 +203,15 @@ class Stack:
                 launched |= set(
                     self.docker("ps", "-aq", "--filter", f"label={label}", check=False).stdout.split()
                 )
+            # and whatever else holds one of its volumes (a fault's holder or a one-off left by a run
+            # that was killed): `down -v` cannot remove a volume in use
+            volumes = self.docker(
+                "volume", "ls", "-q", "--filter", "label=com.docker.compose.project=corpus", check=False
+            ).stdout.split()
+            for volume in volumes:
+                launched |= set(
+                    self.docker("ps", "-aq", "--filter", f"volume={volume}", check=False).stdout.split()
+                )
             if launched:
                 self.docker("rm", "-f", *launched, check=False)
             done = self.dc("--profile", "celery", "down", "-v", "--remove-orphans", "--timeout", "20",
