@@ -694,8 +694,11 @@ def warm_up(eprints: list[Path], scratch: Path) -> None:
     for eprint in eprints:
         if not eprint.exists():
             continue
-        with tarfile.open(eprint) as tar:
-            has_bib = any(name.endswith(".bib") for name in tar.getnames())
+        try:
+            with tarfile.open(eprint) as tar:
+                has_bib = any(name.endswith(".bib") for name in tar.getnames())
+        except (tarfile.TarError, OSError):
+            continue  # a broken e-print warms nothing; its own run reports it
         (with_bib if has_bib else without).append(eprint)
     for eprint in with_bib[: WARM_PAPERS - 1] + without[:1]:
         with contextlib.suppress(Exception):  # a warm-up only; the paper's own run reports it

@@ -366,3 +366,176 @@ def test_numbers_as_pdflatex_writes_them_to_the_aux() -> None:
     )
     see = next(p.text for p in doc.body_text if p.text.startswith("See"))  # the notes come last
     assert see == "See 1, 2, 3, 5, 5, 8, 2, 2, 3, 4, 1(a), 1."
+
+
+def test_a_shipped_package_switch_decided_by_the_options_given() -> None:
+    """imsart.sty (the IMS template, shipped in the e-print) numbers equations within sections
+    only under ``\\if@imsart@seceqn``, which only its ``seceqn`` option sets: pdflatex numbers
+    rubinstein-medicaid-balancing's equations 1, 2, ... (47 refs were printed 3.1, 3.2, ...). A
+    class option reaches the package too (class options are global)."""
+    sty = (
+        "\\newif\\if@imsart@seceqn\n\\DeclareOption{seceqn}{\\@imsart@seceqntrue}\n"
+        "\\DeclareOption{aoas}{\\def\\journal@id{-aoas}}\n\\ProcessOptions\n"
+        "\\if@imsart@seceqn % within sections\n"
+        "    \\renewcommand{\\theequation}{\\thesection.\\arabic{equation}}\n"
+        "    \\numberwithin{equation}{section}\n\\fi\n"
+    )
+    body = "\\section{A}\\section{B}\n\\begin{equation}x\\label{e}\\end{equation}\nSee \\ref{e}."
+    for options, printed in (("aoas", "1"), ("aoas,seceqn", "2.1")):
+        text = f"\\documentclass[{options}]{{article}}\n\\usepackage{{amsmath,imsart}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
+        doc = parse_latex(LatexSource(main="m.tex", text=text, packages={"imsart.sty": sty}), "t")
+        assert _refs(doc) == [printed], options
+
+
+def test_a_label_on_an_unnumbered_align_row_is_the_next_rows_number() -> None:
+    """amsmath keeps a ``\\label`` in ``\\df@label`` until a row makes its tag, so a label on a
+    ``\\notag`` row is the next numbered row's (steinmetz-cold-fermi-gas: pdflatex's .aux has 75,
+    the next row's number, where we printed the theorem's 4; schneider-mc-likelihood and
+    shimizu-bat-agn-sed likewise)."""
+    doc = _parse(
+        "\\section{A}\\begin{equation}a\\label{e1}\\end{equation}\n"
+        "\\begin{theorem}\\label{t}Then\n"
+        "\\begin{align}\\label{e2} &x\\notag\\\\ =&y\\end{align}\\end{theorem}\n"
+        "\\begin{align}u&=v\\label{e3}\\\\ w&=z\\notag\\end{align}\\begin{equation}k\\label{e5}\\end{equation}\n"
+        "See \\ref{e1}, \\ref{t}, \\ref{e2}, \\ref{e3}, \\ref{e5}.",
+        "\\usepackage{amsmath}\\newtheorem{theorem}{Theorem}",
+    )
+    assert _refs(doc) == ["1", "1", "2", "3", "4"]  # as pdflatex (TeX Live 2022) writes them
+
+
+def test_a_float_with_subcaption_subfigures_and_no_caption_is_numbered() -> None:
+    """The caption package steps a float's counter for a subcaption ``subfigure`` or
+    ``subtable`` even when the float has no caption of its own (tavares-omega-icml: a figure of
+    two captionless algorithm panels; pdflatex numbers the next figure 4 where we printed 3);
+    subfig's ``\\subfloat`` does not (both as pdflatex writes them to the .aux)."""
+    doc = _parse(
+        "\\begin{figure}\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\begin{subfigure}{4cm}x\\caption{x}\\label{sx}\\end{subfigure}"
+        "\\begin{subfigure}{4cm}y\\end{subfigure}\\end{figure}\n"
+        "\\begin{table}\\begin{subtable}{3cm}t\\end{subtable}\\end{table}\n"
+        "\\begin{table}\\caption{T}\\label{t}\\end{table}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\n"
+        "See \\ref{a}, \\ref{sx}, \\ref{t}, \\ref{b}.",
+        "\\usepackage{subcaption}",
+    )
+    assert _refs(doc) == ["1", "2a", "2", "3"]
+    doc = _parse(
+        "\\begin{figure}\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\subfloat{x}\\subfloat{y}\\end{figure}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\nSee \\ref{a}, \\ref{b}.",
+        "\\usepackage{subfig}",
+    )
+    assert _refs(doc) == ["1", "2"]
+
+
+def test_a_starred_caption_steps_no_counter() -> None:
+    """caption's ``\\caption*`` prints a caption without a number and steps nothing
+    (aferr-timing-compartments: panels captioned "(a) Baseline" with ``\\caption*`` in a figure*
+    made every later figure two more than pdflatex's .aux; a figure with only a starred
+    caption has no number either)."""
+    doc = _parse(
+        "\\begin{figure}\\begin{minipage}{3cm}x\\caption*{(a) X}\\end{minipage}"
+        "\\caption{A}\\label{a}\\end{figure}\n"
+        "\\begin{figure}\\caption*{Only}\\end{figure}\n"
+        "\\begin{figure}\\caption{B}\\label{b}\\end{figure}\nSee \\ref{a}, \\ref{b}.",
+        "\\usepackage{caption}",
+    )
+    assert _refs(doc) == ["1", "2"]
+
+
+def test_starred_sideways_floats_are_floats() -> None:
+    """rotating's ``sidewaystable*`` and ``sidewaysfigure*`` (two-column width) are tables and
+    figures: counted, captioned, out of the body (veelken-mc-stitching-epjc's table 7 printed 4
+    and karpinski-monet2008's figure 3 printed 6, where pdflatex numbers them 7 and 3)."""
+    doc = _parse(
+        "\\begin{table}\\caption{A}\\label{a}\\end{table}\n"
+        "\\begin{sidewaystable*}\\begin{tabular}{l}cell text\\end{tabular}\\caption{W}\\label{w}\\end{sidewaystable*}\n"
+        "\\begin{sidewaysfigure*}\\caption{F}\\label{f}\\end{sidewaysfigure*}\n"
+        "\\begin{table}\\caption{B}\\label{b}\\end{table}\nSee \\ref{a}, \\ref{w}, \\ref{f}, \\ref{b}.",
+        "\\usepackage{rotating}",
+    )
+    assert _refs(doc) == ["1", "2", "1", "3"]
+    assert "cell text" not in " ".join(p.text for p in doc.body_text)
+
+
+def test_siam_theorem_like_environments_share_the_theorem_counter() -> None:
+    """siamart and siamonline declare theorem, lemma, corollary, proposition and definition on
+    one counter (numbered within sections unless ``onethmnum``), and their ``\\newsiamthm`` and
+    ``\\newsiamremark`` add to it (cheerl-beltrami-signature-siam: after two definitions
+    pdflatex numbers the theorem 5.3, where we printed 5.1)."""
+    body = (
+        "\\section{A}\\begin{definition}D\\end{definition}\\begin{definition}E\\end{definition}\n"
+        "\\begin{theorem}\\label{t}T\\end{theorem}\\begin{claim}\\label{c}C\\end{claim}\n"
+        "See \\ref{t}, \\ref{c}."
+    )
+    doc = _parse(body, "\\newsiamthm{claim}{Claim}", "siamonline190516")
+    assert _refs(doc) == ["1.3", "1.4"]
+    doc = _parse(body, "\\newsiamremark{claim}{Claim}", "siamart220329")
+    assert _refs(doc) == ["1.3", "1.4"]
+
+
+def test_lipics_theorem_like_environments_share_the_theorem_counter() -> None:
+    """lipics-v2021.cls declares lemma, claim, definition, remark ... on the theorem counter,
+    within sections under ``numberwithinsect`` (klobas-temporal-graph-realization: 98 refs such
+    as "Theorem 3" printed 1, claims 5, 6 printed 1, 2, where pdflatex numbers them on one
+    counter)."""
+    body = (
+        "\\section{A}\\begin{lemma}\\label{l}L\\end{lemma}\\begin{theorem}\\label{t}T\\end{theorem}"
+        "\\begin{claim}\\label{c}C\\end{claim}\nSee \\ref{l}, \\ref{t}, \\ref{c}."
+    )
+    assert _refs(_parse(body, cls="lipics-v2021")) == ["1", "2", "3"]
+    text = f"\\documentclass[a4paper,numberwithinsect]{{lipics-v2021}}\n\\begin{{document}}\n{body}\n\\end{{document}}"
+    assert _refs(parse_latex(LatexSource(main="m.tex", text=text), "t")) == ["1.1", "1.2", "1.3"]
+
+
+def test_a_subfigure_counter_the_paper_reformats_keeps_its_parent() -> None:
+    """``\\renewcommand\\thesubfigure{(\\alph{subfigure})}`` changes how the letter prints, not
+    that it is reset by the figure and printed after its number (landfried-trueskill-jss:
+    pdflatex writes 5(a), 6(b), we printed (c), (f))."""
+    doc = _parse(
+        "\\begin{figure}\\begin{subfigure}{3cm}x\\caption{a}\\label{a}\\end{subfigure}\\caption{A}\\end{figure}\n"
+        "\\begin{figure}\\begin{subfigure}{3cm}x\\caption{b}\\label{b}\\end{subfigure}"
+        "\\begin{subfigure}{3cm}x\\caption{c}\\label{c}\\end{subfigure}\\caption{B}\\end{figure}\n"
+        "See \\ref{a}, \\ref{b}, \\ref{c}.",
+        "\\usepackage[labelformat=simple]{subcaption}\\renewcommand\\thesubfigure{(\\alph{subfigure})}",
+    )
+    assert _refs(doc) == ["1(a)", "2(a)", "2(b)"]
+
+
+def test_svmult_contribution_title_opens_a_chapter() -> None:
+    """Springer's svmult (contributed volumes): ``\\maketitle`` steps the chapter counter unless
+    the ``numart`` option, and sections, equations, figures and tables are numbered within it
+    (jagadeeswaran-sobol-bayes-cubature: pdflatex writes 1.1, 1.2.3 where we printed 1, 2.3)."""
+    body = (
+        "\\title{T}\\maketitle\n\\section{A}\\label{s}\\begin{equation}x\\label{e}\\end{equation}\n"
+        "\\subsection{B}\\label{b}See \\ref{s}, \\ref{e}, \\ref{b}."
+    )
+    assert _refs(_parse(body, cls="svmult")) == ["1.1", "1.1", "1.1.1"]
+
+
+def test_acmart_declares_its_theorems_at_the_end_of_the_preamble() -> None:
+    """acmart declares theorem (within sections), lemma, definition ... on one counter at the
+    end of the preamble, each only if the paper has not (elliott-issac2020-bit-complexity:
+    LaTeXML and pdflatex print Theorem 3.1, we printed 1). As pdflatex writes them: 1.1, 1.2,
+    1.3; with the paper's own ``\\newtheorem{theorem}{Theorem}``, the class's lemma shares it: 1, 2."""
+    body = (
+        "\\section{A}\\begin{lemma}\\label{l}L\\end{lemma}\\begin{theorem}\\label{t}T\\end{theorem}"
+        "\\begin{definition}\\label{d}D\\end{definition}\nSee \\ref{l}, \\ref{t}, \\ref{d}."
+    )
+    assert _refs(_parse(body, cls="acmart")) == ["1.1", "1.2", "1.3"]
+    assert _refs(_parse(body, "\\newtheorem{theorem}{Theorem}", cls="acmart")) == ["1", "2", "3"]
+
+
+def test_nameref_to_an_unnumbered_heading_before_anything_is_numbered() -> None:
+    """hyperref's ``\\nameref`` prints a starred heading's title even when nothing was numbered
+    before it (fneum-broad-ranges: every section is starred, each ``\\nameref`` printed nothing);
+    sidecap's ``SCtable`` is a table (its ``\\cref`` printed nothing)."""
+    doc = _parse(
+        "\\subsection*{Least-Cost Planning}\\label{lc}\\subsection*{Sampling}\\label{s}\n"
+        "\\begin{SCtable}\\begin{tabular}{c}x\\end{tabular}\\caption{Costs}\\label{t}\\end{SCtable}\n"
+        "See \\nameref{lc}, \\nameref{s}, \\ref{t}.",
+        "\\usepackage{hyperref,sidecap}",
+    )
+    assert _refs(doc) == ["Least-Cost Planning", "Sampling", "1"]
+    spans = [s.ref_id for p in doc.body_text for s in p.ref_spans]
+    assert spans[0] != spans[1]

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from corpus.parse.latex.braces import LatexError, read_group
+from corpus.parse.latex.conditionals import NOT_CONDITIONALS
 from corpus.parse.latex.text import _plain
 
 # Heading counters by level, as LaTeX's \@startsection numbers them
@@ -234,6 +235,7 @@ class ClassCounters:
     secnumdepth: int
     chapters: bool  # sections numbered within chapters
     appendix: str = ""  # what \appendix does to the counters, as LaTeX (the class's own definition)
+    title_chapter: bool = False  # \maketitle steps the chapter (svmult: a contribution is a chapter)
 
 
 _CLASS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]*)\])?\s*\{\s*([^{}]+?)\s*\}")
@@ -297,7 +299,8 @@ def class_counters(
     c.prefix.update(_ARTICLE_PREFIX)
     appendix = _APPENDIX["article"]
     depth = 3
-    chapters = cls in _CHAPTER_CLASSES or has_chapters
+    title_chapter = cls == "svmult" and "numart" not in options  # svmult.cls's \maketitle
+    chapters = cls in _CHAPTER_CLASSES or has_chapters or title_chapter
     if chapters:
         c.define("chapter")
         for name in ("section", "equation", "figure", "table"):
@@ -332,7 +335,7 @@ def class_counters(
                 c.number_within(counter, "section")
     for text in appendix_sources or ():
         appendix = shipped_appendix(text) or appendix
-    return ClassCounters(c, depth, chapters, appendix)
+    return ClassCounters(c, depth, chapters, appendix, title_chapter)
 
 
 _APPENDIX_DEF_RE = re.compile(
@@ -418,4 +421,64 @@ def with_options(cls_text: str, options: list[str]) -> str:
             out.append(code)
         pos = end
     out.append(cls_text[pos:])
+    return "".join(out)
+
+
+_SWITCH_TOKEN_RE = re.compile(r"\\([A-Za-z@]+)|\\.|[{}]|(?<!\\)%[^\n]*", re.S)
+
+
+def decide_switches(text: str) -> str:
+    """A package's text with its ``\\newif`` switches decided as TeX decides them where they
+    stand: ``\\if@imsart@seceqn ... \\fi`` keeps its branch only when an option the document
+    gives ran ``\\@imsart@seceqntrue`` before it (imsart's equations numbered within sections
+    only with ``seceqn``). Only switches set and tested outside every group are decided (a
+    definition's body runs when it is used); other conditionals stay as written, each counted
+    as TeX counts it so that a skipped branch ends at its own ``\\fi``."""
+    if "\\newif" not in text:
+        return text
+    switches: dict[str, bool] = {}
+    frames: list[tuple[bool, bool, bool]] = []  # (decided, value, in else) of each open \if
+    out: list[str] = []
+    pos = depth = 0
+    declaring = False
+
+    def active() -> bool:
+        return all(not decided or value != in_else for decided, value, in_else in frames)
+
+    for m in _SWITCH_TOKEN_RE.finditer(text):
+        tok, name = m.group(0), m.group(1)
+        live = active()
+        keep = live
+        if tok.startswith("%"):
+            keep = False
+        elif declaring and name:
+            declaring = False
+            if name.startswith("if"):
+                switches.setdefault(name[2:], False)
+        elif tok in "{}":
+            depth += (1 if tok == "{" else -1) if live else 0
+        elif name == "newif":
+            declaring = live
+        elif name and name.startswith("if") and name[2:] in switches and live and depth == 0:
+            frames.append((True, switches[name[2:]], False))
+            keep = False
+        elif name and name.startswith("if") and len(name) > 2 and name not in NOT_CONDITIONALS:
+            frames.append((False, False, False))
+        elif name in ("else", "fi") and frames:
+            decided, value, _ = frames[-1]
+            if name == "fi":
+                frames.pop()
+            else:
+                frames[-1] = (decided, value, True)
+            keep = live and not decided
+            if decided and name == "else":
+                keep = False
+        elif name and live and depth == 0 and name.endswith(("true", "false")):
+            switch = name.removesuffix("true").removesuffix("false")
+            if switch in switches:
+                switches[switch] = name.endswith("true")
+        out.append(text[pos : m.start()] if live else "")
+        out.append(tok if keep else "")
+        pos = m.end()
+    out.append(text[pos:] if active() else "")
     return "".join(out)

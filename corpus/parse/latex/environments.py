@@ -15,10 +15,10 @@ from corpus.parse.latex.spans import equation_mark
 
 _ENV_RE = re.compile(r"\\(begin|end)\s*\{([^{}]+)\}")
 FIGURE_ENVS = frozenset(
-    "figure figure* wrapfigure SCfigure sidewaysfigure subfigure* figwindow teaserfigure".split()
+    "figure figure* wrapfigure SCfigure SCfigure* sidewaysfigure sidewaysfigure* subfigure* figwindow teaserfigure".split()
 )
 TABLE_ENVS = frozenset(
-    "table table* sidewaystable wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
+    "table table* sidewaystable sidewaystable* SCtable SCtable* wraptable longtable longtable* tabular tabular* tabularx tabulary supertabular deluxetable deluxetable*".split()
 )
 # math-only environments: met at the top level inside a display (\\[ ... \\]) they are its equation,
 # unnumbered; inside inline math ($A = \\left[\\begin{array}...\\right]$) part of its text
@@ -46,7 +46,7 @@ _ALGORITHM_ENVS = frozenset("algorithm algorithm* algorithm2e algorithm2e*".spli
 _LISTING_ENVS = frozenset({"lstlisting", "listing"})  # listings' code and minted's float
 FLOAT_KIND = dict.fromkeys(_ALGORITHM_ENVS, "algorithm") | dict.fromkeys(_LISTING_ENVS, "listing")
 TABLE_FLOATS = frozenset(
-    "table table* sidewaystable wraptable longtable longtable* deluxetable deluxetable* supertabular".split()
+    "table table* sidewaystable sidewaystable* SCtable SCtable* wraptable longtable longtable* deluxetable deluxetable* supertabular".split()
 )
 # the counter each kind of float steps at its caption (algorithm2e's is algocf; both print "Algorithm")
 FLOAT_COUNTER = {"figure": "figure", "table": "table", "algorithm": "algorithm", "listing": "listing"}

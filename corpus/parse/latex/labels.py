@@ -70,21 +70,41 @@ _COMMON_THEOREMS = (
 ).split()
 
 
-def theorems(preamble: str) -> dict[str, Theorem]:
-    """Theorem-like environments the paper declares, by environment name."""
+# Theorem-like environments a class declares itself on its theorem counter, as its .cls declares
+# them (siamart and siamonline, whose \newsiamthm and \newsiamremark add to it; LIPIcs and OASIcs,
+# within sections with the numberwithinsect option)
+_SIAM = "lemma corollary proposition definition"
+_LIPICS = "lemma corollary proposition exercise definition conjecture observation example note remark claim"
+_ACMART = "conjecture proposition lemma corollary example definition"
+_CLASS_THEOREMS = {
+    "siamart": _SIAM, "siamonline": _SIAM, "lipics-v": _LIPICS, "lipics": _LIPICS, "oasics-v": _LIPICS,
+    "acmart": _ACMART,
+}  # fmt: skip
+_NEWSIAMTHM_RE = re.compile(r"\\newsiam(?:thm|remark)\s*\{\s*([^{}]+?)\s*\}\s*\{")
+
+
+def class_theorems(cls: str, options: list[str]) -> str:
+    """The ``\\newtheorem`` declarations of a document class (``siamart220329`` is siamart's)."""
+    family = re.sub(r"\d+$", "", cls)
+    if family not in _CLASS_THEOREMS:
+        return ""
+    within = "[section]" if family.startswith(("lipics", "oasics")) and "numberwithinsect" in options else ""
+    if family == "acmart":  # theorems within sections, unless acmthm=false
+        if "acmthm=false" in options:
+            return ""
+        within = "[section]"
+    shared = "".join(
+        f"\\newtheorem{{{n}}}[theorem]{{{n.capitalize()}}}" for n in _CLASS_THEOREMS[family].split()
+    )
+    return f"\\newtheorem{{theorem}}{{Theorem}}{within}{shared}"
+
+
+def theorems(preamble: str, class_declared: str = "") -> dict[str, Theorem]:
+    """Theorem-like environments the paper declares, by environment name, then those its class
+    declares that the paper does not (``class_declared``: acmart declares its own at the end of
+    the preamble, each only if undefined)."""
     out: dict[str, Theorem] = {}
-    for m in _NEWTHEOREM_RE.finditer(preamble):
-        cmd, star, name, shared, title, within = m.groups()
-        if shared and within:  # \newtheorem{a}[b]{T}[c] is not LaTeX; read it as sharing
-            within = None
-        counter = out[shared].counter if shared and shared in out else (shared or name)
-        parent = out.get(shared) if shared else None
-        out[name] = Theorem(
-            title=title.strip(),
-            counter=counter,
-            within=(parent.within if parent else within) or None,
-            numbered=not star and cmd != "newproof",
-        )
+    _newtheorems(_NEWSIAMTHM_RE.sub(r"\\newtheorem{\1}[theorem]{", preamble), out)
     for m in _DECLARETHEOREM_RE.finditer(preamble):
         opts = dict(_KEYVAL_RE.findall((m[1] or "") + "," + (m[3] or "")))
         name = m[2]
@@ -96,9 +116,28 @@ def theorems(preamble: str) -> dict[str, Theorem]:
             within=parent.within if parent else (opts.get("numberwithin") or opts.get("within") or None),
             numbered=opts.get("numbered", "yes").strip() != "no",
         )
+    _newtheorems(class_declared, out, only_new=True)
     for name in _COMMON_THEOREMS:
         out.setdefault(name, Theorem(title=name.capitalize(), counter=name))
     return out
+
+
+def _newtheorems(text: str, out: dict[str, Theorem], only_new: bool = False) -> None:
+    """``\\newtheorem`` (and elsarticle's kin) in ``text``, into ``out``."""
+    for m in _NEWTHEOREM_RE.finditer(text):
+        cmd, star, name, shared, title, within = m.groups()
+        if only_new and name in out:
+            continue
+        if shared and within:  # \newtheorem{a}[b]{T}[c] is not LaTeX; read it as sharing
+            within = None
+        counter = out[shared].counter if shared and shared in out else (shared or name)
+        parent = out.get(shared) if shared else None
+        out[name] = Theorem(
+            title=title.strip(),
+            counter=counter,
+            within=(parent.within if parent else within) or None,
+            numbered=not star and cmd != "newproof",
+        )
 
 
 def head(body: str, m: re.Match, name: str, thm: Theorem | None, num: str | None) -> TheoremHead:

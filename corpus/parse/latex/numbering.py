@@ -57,7 +57,7 @@ _EVENTS = (
     r"|\\label\s*\{(?P<label>[^{}]*)\}"
     r"|\\(?P<cmd>refstepcounter|stepcounter|addtocounter|setcounter|newcounter|numberwithin|counterwithin\*?"
     r"|counterwithout\*?|@addtoreset|appendix|appendices|caption|captionof|subcaption|subfloat|subfigure|subtable"
-    r"|tablecaption|item"
+    r"|tablecaption|item|maketitle"
     r"|lstlinelabel|floatconts|newenvironment|renewenvironment|footnote|footnotemark|footnotetext)(?![A-Za-z@])"
     r"|\ue024(?P<region>\d+)\ue025|\ue020(?P<eq>\d+)\ue023|\ue026(?P<the>\d+)\ue027"
     r"|\\(?P<line>LINES)(?![A-Za-z@])"
@@ -79,7 +79,9 @@ _ALL_LINES = _ALGX_LINES | _ALGORITHMIC_LINES | _ALGORITHMIC_ENDS
 _EVENT_RE = _events(_ALL_LINES)
 _INT_RE = re.compile(r"\s*(-?\s*\d+)\s*$")
 _VALUE_RE = re.compile(r"\s*(-)?\s*\\value\s*\{\s*([^{}]+?)\s*\}\s*$")
-_CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])|\\captionof\s*\{")
+_CAPTION_RE = re.compile(r"\\(?:caption|tablecaption)(?![A-Za-z@])(?!\s*\*)|\\captionof\s*\{")
+# subcaption's sub-floats: the caption package steps the float's counter for them, caption or not
+_SUBCAPTION_ENV_RE = re.compile(r"\\begin\s*\{sub(?:figure|table)\*?\}")
 # environments inside a float whose captions are their own: sub-figures, a float in a float
 _SUB_ENV_RE = re.compile(
     r"\\begin\s*\{((?:sub(?:figure|table)|algorithm|algorithm2e|table|figure|wrapfigure|wraptable)\*?)\}.*?\\end\s*\{\1\}",
@@ -306,8 +308,9 @@ class Numbering:
             kind = _LEVEL_KIND.get(h.level) or ("appendix" if self.appendix and h.level == 1 else counter)
             self._refstep(counter, kind, kind).name = h.title
             h.num = self.c.printed(counter)
-        elif self.current is not None:  # hyperref's \nameref names the heading all the same
-            self._set(replace(self.current, name=h.title))
+        else:  # hyperref's \nameref names the heading all the same (nothing stepped yet: \ref prints nothing)
+            current = self.current if self.current is not None and self.current.num else None
+            self._set(replace(current or Target(h.ref_id, "", "other"), name=h.title))
         entry = self.ref_entries.get(h.ref_id or "")
         if entry is not None:
             entry.num = h.num
@@ -398,7 +401,8 @@ class Numbering:
     def _region(self, reg: Region) -> None:
         """An environment cut out of the body (or met in place): its counters at its place.
         A float's number is set at its begin when it has a caption (a label before the caption
-        is the float's, as readers mean it), each further caption steps it again."""
+        is the float's, as readers mean it) or a subcaption sub-float (which the caption package
+        numbers, caption or not), each further caption steps it again."""
         index = len(self.stack)
         self._push("region")
         if reg.ref_id is not None:
@@ -420,7 +424,8 @@ class Numbering:
             # longtable steps the table counter at its start, caption or not (longtable.sty); a
             # float holding one is numbered at its caption, after it
             nested = "\\begin{longtable" in reg.content and not reg.name.startswith("longtable")
-            if (_has_caption(reg.content) and not nested) or reg.name.startswith("longtable"):
+            numbered = _has_caption(reg.content) or _SUBCAPTION_ENV_RE.search(reg.content) is not None
+            if (numbered and not nested) or reg.name.startswith("longtable"):
                 self._float_number(counter, kind, reg.ref_id)
                 pending = self.c.value(counter)
             self.float = (counter, kind, reg.ref_id, pending)
@@ -447,8 +452,10 @@ class Numbering:
     # ----------------------------------------------------------------- equations
 
     def _equation(self, name: str, content: str, ref_id: str | None) -> None:
-        """A display's rows: a number each (amsmath), its labels that row's, ``\\tag`` its own;
-        a label on an unnumbered row is the last number's (what LaTeX has current)."""
+        """A display's rows: a number each (amsmath), its labels that row's, ``\\tag`` its own.
+        A label on an unnumbered row is the next numbered row's: amsmath's ``\\label`` waits in
+        ``\\df@label`` until a row makes its tag (``\\make@display@tag``); with none after it,
+        it is the number LaTeX has current."""
         index = len(self.stack)
         if self.group_target is not None and self.group_target.ref_id is None:
             self.group_target.ref_id = ref_id
@@ -458,6 +465,7 @@ class Numbering:
         first: str | None = None
         if name.startswith("eqnarray"):  # LaTeX's own: the number of the row being set is current
             first = self._eqnarray(name, content, ref_id)
+        waiting: list[str] = []  # labels of unnumbered rows: amsmath keeps them for the next tag
         for row, numbered, tag in () if name.startswith("eqnarray") else equation_rows(name, content):
             if tag is not None:
                 self._set(Target(ref_id, tag, "equation"))
@@ -466,8 +474,13 @@ class Numbering:
                 self._refstep("equation", "equation")
                 first = first or self.c.printed("equation")
             if "\\label" in row:
-                for lab in _LABEL_RE.findall(row):
-                    self._label(lab.strip())
+                waiting.extend(lab.strip() for lab in _LABEL_RE.findall(row))
+            if tag is not None or numbered:
+                for lab in waiting:
+                    self._label(lab)
+                waiting.clear()
+        for lab in waiting:  # no numbered row after it: the number LaTeX has current
+            self._label(lab)
         entry = self.ref_entries.get(ref_id or "")
         if entry is not None and entry.num is None:
             entry.num = first
@@ -500,11 +513,16 @@ class Numbering:
             if opt is None:
                 self._item()
             return end
+        if cmd == "maketitle":  # a class whose title opens a chapter (svmult's contributions)
+            if self.doc.classes.title_chapter:
+                self._refstep("chapter", "chapter")
+            return end
         if cmd in ("appendix", "appendices"):  # IEEEtran's \appendices
             self._appendix()
             return end
         if cmd in ("caption", "tablecaption", "subcaption"):
-            self._caption(cmd == "subcaption")
+            if not text[end : end + 8].lstrip().startswith("*"):  # caption's \caption*: no number
+                self._caption(cmd == "subcaption")
             return end
         if cmd == "captionof":  # caption's \captionof{figure}: in a figure, that figure's caption
             name, end = read_arg(text, end)
@@ -636,9 +654,11 @@ class Numbering:
         subfigure package's ``\\subfigure`` (``parens``) prints "1(a)"."""
         parent, kind = (self.float[0], self.float[1]) if self.float else ("figure", "figure")
         sub = "sub" + parent
-        if sub not in self.c.the or parens:
+        if sub not in self.c.prefix or parens:  # a \thesubfigure the paper set is kept
+            if parens:
+                self.c.the[sub] = rf"(\alph{{{sub}}})"
+            self.c.the.setdefault(sub, rf"\alph{{{sub}}}")
             self.c.define(sub, parent)
-            self.c.the[sub] = rf"(\alph{{{sub}}})" if parens else rf"\alph{{{sub}}}"
             self.c.prefix[sub] = rf"\the{parent}"
         self._refstep(sub, kind, kind)
 

@@ -48,12 +48,18 @@ from corpus.parse.latex.bib.entries import alpha_labels, parse_bib_file, parse_b
 from corpus.parse.latex.bib.sources import bibliography
 from corpus.parse.latex.cites import DEFCITEALIAS_RE, quotations
 from corpus.parse.latex.commands import drop_definitions, knowledge_quotes
-from corpus.parse.latex.counters import class_counters, document_class, take_the_definitions, with_options
+from corpus.parse.latex.counters import (
+    class_counters,
+    decide_switches,
+    document_class,
+    take_the_definitions,
+    with_options,
+)
 from corpus.parse.latex.environments import take_out, user_environments
 from corpus.parse.latex.expand import expand_source
 from corpus.parse.latex.front import front_line, front_matter, title
 from corpus.parse.latex.glossary import glossary
-from corpus.parse.latex.labels import theorems
+from corpus.parse.latex.labels import class_theorems, theorems
 from corpus.parse.latex.numbering import Document, number, strip_marks
 from corpus.parse.latex.paragraphs import INTERPRETED, convert, paragraphs
 from corpus.parse.latex.recovery import balance_braces
@@ -88,7 +94,7 @@ __all__ = [
 # secnumdepth, refs in headings, hyperref and cleveref names); layout commands, front matter,
 # abstracts and maths where LaTeX puts them; every printed bibliography list read, bibliography
 # fields and VTeX markup, citation labels and natbib's mode from what it is told
-PARSER_VERSION = "corpus.parse.latex/6"
+PARSER_VERSION = "corpus.parse.latex/7"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
@@ -117,9 +123,9 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     }
     scripts = []  # the e-print's own .sty files: their counters (jheppub's \numberwithin)
     for name, package in source.packages.items():
-        if name.endswith(".sty"):
-            given = [o.strip() for o in loaded.get(name[:-4], [])]
-            scripts.append(take_the_definitions(with_options(package, given)))
+        if name.endswith(".sty"):  # the class's options are global: every package sees them
+            given = [*options, *(o.strip() for o in loaded.get(name[:-4], []))]
+            scripts.append(take_the_definitions(decide_switches(with_options(package, given))))
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
@@ -159,7 +165,8 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     shipped = [source.packages.get(cls + ".cls", ""), *source.packages.values(), source.text]
     counted = Document(
         classes=class_counters(cls, options, any(h.level == 0 for h in headings), shipped),
-        theorems=theorems(definitions + taken.body),  # declared anywhere, front matter too
+        # declared anywhere (front matter too), then the class's own that the paper leaves undefined
+        theorems=theorems(definitions + taken.body, class_theorems(cls, options)),
         regions=taken.regions,
         equations=taken.equations,
         the_defs=the_defs,
