@@ -250,6 +250,21 @@ def document_class(text: str) -> tuple[str, list[str]]:
     return name, [o.strip() for o in (m.group(1) or "").split(",") if o.strip()]
 
 
+_USEPACKAGE_RE = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
+
+
+def package_options(text: str) -> dict[str, list[str]]:
+    """The options each package is loaded with, the class's first: LaTeX's class options are
+    global, every package sees them."""
+    _, global_options = document_class(text)
+    loaded: dict[str, list[str]] = {}
+    for opts, names in _USEPACKAGE_RE.findall(text):
+        for name in names.split(","):
+            given = [o.strip() for o in (opts or "").split(",") if o.strip()]
+            loaded.setdefault(name.strip(), list(global_options)).extend(given)
+    return loaded
+
+
 _SIAM_WITHIN = (
     ("oneeqnum", "equation"), ("onetabnum", "table"), ("onefignum", "figure"),
     ("onealgnum", "algorithm"), ("onethmnum", "theorem"),

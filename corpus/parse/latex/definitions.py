@@ -67,9 +67,32 @@ def _body(tokens: list[str]) -> Macro:
     defined = {_defined_name(body, k) for k, t in enumerate(body) if t in _DEFINERS}
     internals = tuple({t for t in body if t[0] == "\\" and (_internal(t) or t in DRAWING)} - defined)
     names = set(body)
-    if names & _CREDIT_NOTE and names & _CREDIT_MARK:  # \blfootnote{Equal contribution}: an author note
-        return Macro([])
+    if names & _CREDIT_NOTE and names & _CREDIT_MARK and not _prints_outside_notes(body):
+        return Macro([])  # \blfootnote{Equal contribution}: an author note, no text where it stands
     return Macro(body, internals=internals, substitute=any(t[0] == PARAM for t in body))
+
+
+def _prints_outside_notes(body: list[str]) -> bool:
+    """Whether an argument of the macro is set outside every note of its body: trackchanges'
+    ``\\add{new text}`` prints the text and, when tracking, a footnote saying so; an author
+    note (``\\blfootnote``) puts its argument in the footnote only."""
+    depth, note_depth = 0, None  # the brace depth at which the current note's group opened
+    pending = False  # a note command was just read: its group opens next
+    for t in body:
+        if t == "{":
+            depth += 1
+            if pending and note_depth is None:
+                note_depth = depth
+            pending = False
+        elif t == "}":
+            if note_depth == depth:
+                note_depth = None
+            depth -= 1
+        elif t in _CREDIT_NOTE:
+            pending = True
+        elif t[0] == PARAM and note_depth is None:
+            return True
+    return False
 
 
 # Typesetting programmed from boxes, registers and font slots: a symbol drawn

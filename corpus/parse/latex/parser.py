@@ -52,6 +52,7 @@ from corpus.parse.latex.counters import (
     class_counters,
     decide_switches,
     document_class,
+    package_options,
     take_the_definitions,
     with_options,
 )
@@ -116,15 +117,11 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     text, environments = expand_source(source.model_copy(update={"text": marked}), INTERPRETED, warnings)
     text = glossary(text)
     cls, options = document_class(source.text)
-    loaded = {
-        p.strip(): (o or "").split(",")
-        for o, ps in _USEPACKAGE_RE.findall(source.text)
-        for p in ps.split(",")
-    }
+    loaded = package_options(source.text)
     scripts = []  # the e-print's own .sty files: their counters (jheppub's \numberwithin)
     for name, package in source.packages.items():
         if name.endswith(".sty"):  # the class's options are global: every package sees them
-            given = [*options, *(o.strip() for o in loaded.get(name[:-4], []))]
+            given = loaded.get(name[:-4], options)
             scripts.append(take_the_definitions(decide_switches(with_options(package, given))))
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
@@ -188,9 +185,6 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
         doc.ref_entries[ref_id].text = para.text if para else ""
     doc.body_text.extend(ctx.footnotes)
     return doc
-
-
-_USEPACKAGE_RE = re.compile(r"\\usepackage\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 
 
 def _title_text(latex: str, ctx: Context) -> str:
