@@ -289,3 +289,22 @@ def test_an_author_note_macro_still_prints_nothing_where_it_stands() -> None:
         "\\addtocounter{footnote}{-1}\\endgroup}\n"
     )
     assert _body("Text.\\blfootnote{Equal contribution.} More.", preamble)[0] == "Text. More."
+
+
+@pytest.mark.parametrize(
+    ("option", "body"),
+    [
+        ("[finalnew]", "Before. Added words. After. End new done."),
+        ("[finalold]", "Before. After. Gone. End old done."),
+    ],
+)
+def test_the_real_trackchanges_package_prints_the_final_text(option, body) -> None:
+    """The real trackchanges.sty (tests/data/latex/README.md): with finalnew the paper's new text,
+    with finalold its old one, as LaTeX prints them."""
+    sty = (Path(__file__).parent / "data" / "latex" / "trackchanges.sty").read_text()
+    text = (
+        f"\\documentclass{{article}}\n\\usepackage{option}{{trackchanges}}\n\\begin{{document}}\n"
+        "Before. \\add{Added words.} After. \\remove{Gone.} End \\change{old}{new} done.\n\\end{document}\n"
+    )
+    doc = parse_latex(LatexSource(main="m.tex", text=text, packages={"trackchanges.sty": sty}), "t")
+    assert [p.text for p in doc.body_text] == [body]
