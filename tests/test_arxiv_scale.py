@@ -233,21 +233,18 @@ def test_calibration_on_real_papers(stores):
     assert 55 <= text <= 90, text  # real: 71.5
 
 
-def test_smoke_result_line(tmp_path):
-    """The harness on three small days: the full corpus_graph job, then a new day; its RESULT line."""
+def _harness(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """benchmarks/arxiv_scale.py run as a user runs it, one writer process, its temporary files
+    and Dagster home under ``tmp_path``."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     env.pop("DAGSTER_HOME", None)
-    cmd = [
-        sys.executable,
-        "benchmarks/arxiv_scale.py",
-        "--days",
-        "3",
-        "--papers-per-day",
-        "40",
-        "--workers",
-        "1",
-    ]
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    cmd = [sys.executable, "benchmarks/arxiv_scale.py", *args, "--workers", "1"]
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_smoke_result_line(tmp_path):
+    """The harness on three small days: the full corpus_graph job, then a new day; its RESULT line."""
+    done = _harness(tmp_path, "--days", "3", "--papers-per-day", "40")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("RESULT "), last
@@ -265,24 +262,13 @@ def test_smoke_result_line(tmp_path):
 def test_some_assets_by_asset(tmp_path):
     """``--by-asset --assets`` (a build of all of arXiv measured one asset at a time, over sessions):
     only the named assets run, in the full build and in the new day, and the RESULT line names them."""
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
-    env.pop("DAGSTER_HOME", None)
-    cmd = [
-        sys.executable,
-        "benchmarks/arxiv_scale.py",
-        "--days",
-        "2",
-        "--papers-per-day",
-        "30",
-        "--workers",
-        "1",
-    ]
-    refused = subprocess.run([*cmd, "--assets", "citation_links"], cwd=REPO, env=env, capture_output=True,
-                             text=True, timeout=120)  # fmt: skip
+    small = ("--days", "2", "--papers-per-day", "30")
+    refused = _harness(tmp_path, *small, "--assets", "citation_links")
     assert refused.returncode == 2 and "--assets needs --by-asset" in refused.stderr
     keep = tmp_path / "keep"
-    done = subprocess.run([*cmd, "--keep", str(keep), "--by-asset", "--assets", "citation_graph,citation_links"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = _harness(
+        tmp_path, *small, "--keep", str(keep), "--by-asset", "--assets", "citation_graph,citation_links"
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     last = done.stdout.strip().splitlines()[-1]
     values = dict(re.findall(r"(\w+)=(\S+)", last))
