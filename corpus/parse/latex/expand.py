@@ -20,7 +20,6 @@ from __future__ import annotations
 from corpus.ingest.eprint import LatexSource
 from corpus.parse.latex.braces import LatexError
 from corpus.parse.latex.conditionals import CONDITIONAL_BUILTINS, Conditionals
-from corpus.parse.latex.counters import document_class, package_options, with_options
 from corpus.parse.latex.definitions import KERNEL_MACROS, PROTECTED, RAW_ARGUMENTS, Definitions, Macro
 from corpus.parse.latex.modes import MATH_FONTS, TEXT, TEXT_ARGUMENT, Group, Modes
 from corpus.parse.latex.recovery import balance_braces
@@ -696,9 +695,7 @@ def expand_source(
     paper's environment definitions (``\\newenvironment``), which leave no text."""
     text = balance_braces(verbatim(source.text), warnings)
     expander = Expander(warnings)
-    loaded, (_, options) = package_options(source.text), document_class(source.text)
     for name, package in source.packages.items():
-        if name.endswith(".sty"):  # with the code of the options it is given, as \ProcessOptions runs it
-            given = loaded.get(name[:-4], options)
-            expander.define_from(verbatim(with_options(package, given)), PROTECTED | interpreted)
+        if name.endswith(".sty"):  # its options' code already in place (parser.parse_latex)
+            expander.define_from(verbatim(package), PROTECTED | interpreted)
     return text_of([expander.expand(text, PROTECTED)]), expander.stored

@@ -114,15 +114,22 @@ def parse_latex(source: LatexSource, paper_id: str, warnings: list[str] | None =
     # \renewcommand{\thefigure}: a mark the counter walk reads where it stands (the front end
     # would make it a definition, its place lost)
     marked, the_defs = take_the_definitions(source.text)
-    text, environments = expand_source(source.model_copy(update={"text": marked}), INTERPRETED, warnings)
-    text = glossary(text)
     cls, options = document_class(source.text)
     loaded = package_options(source.text)
-    scripts = []  # the e-print's own .sty files: their counters (jheppub's \numberwithin)
-    for name, package in source.packages.items():
-        if name.endswith(".sty"):  # the class's options are global: every package sees them
-            given = loaded.get(name[:-4], options)
-            scripts.append(take_the_definitions(decide_switches(with_options(package, given))))
+    # the e-print's own .sty files with the code of the options they are given (the class's are
+    # global: every package sees them), as \ProcessOptions runs it: read for their macros and counters
+    packages = {
+        name: with_options(package, loaded.get(name[:-4], options)) if name.endswith(".sty") else package
+        for name, package in source.packages.items()
+    }
+    optioned = source.model_copy(update={"text": marked, "packages": packages})
+    text, environments = expand_source(optioned, INTERPRETED, warnings)
+    text = glossary(text)
+    scripts = [  # their counters (jheppub's \numberwithin)
+        take_the_definitions(decide_switches(package))
+        for name, package in packages.items()
+        if name.endswith(".sty")
+    ]
     begin = re.search(r"\\begin\s*\{document\}", text)
     preamble, body = (text[: begin.start()], text[begin.end() :]) if begin else ("", text)
     end = re.search(r"\\end\s*\{document\}", body)
