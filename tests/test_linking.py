@@ -424,9 +424,11 @@ def _index_entries(titles: list[str], citers: int, with_ids: bool) -> pl.DataFra
     )
 
 
-def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
+def test_entry_index_finds_every_title_pair_and_id(real, tmp_path, monkeypatch):
     """Entries in several segments (some killed, then merged) under an order frozen from other
-    titles (so many grams are added later): the index finds exactly the exhaustive pairs."""
+    titles (so many grams are added later): the index finds exactly the exhaustive pairs, in one
+    block of queries or in many over threads (a full run's chunks)."""
+    from corpus.graph import link_index
     from corpus.graph.link_index import TitleIndex
 
     base, queries = _indexed_and_query_titles(real, np.random.default_rng(11), 1500, 2500, 150, 250)
@@ -440,9 +442,9 @@ def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     live = entries.filter(~pl.col("citing_id").is_in([f"2101.{i:05d}" for i in range(0, 400, 9)]))
     ix.extend_order(queries)
 
-    def found(ix):
+    def found(ix, workers=1):
         pairs = set()
-        for i, q, r, _ in ix.match_titles(queries):
+        for i, q, r, _ in ix.match_titles(queries, workers):
             ids = ix.fields(i, r)["entry_id"].to_list()
             pairs |= {(int(a), b) for a, b in zip(q, ids, strict=True)}
         return pairs
@@ -450,6 +452,9 @@ def test_entry_index_finds_every_title_pair_and_id(real, tmp_path):
     want = {(q, live["entry_id"][e]) for q, e in _all_pairs(queries, live["norm_title"].to_list(), 0.8)}
     assert len(want) > 100
     assert found(index) == want
+    with monkeypatch.context() as m:
+        m.setattr(link_index, "QUERY_BLOCK", 37)  # 7 blocks of queries, the last one short
+        assert found(index, workers=3) == want
     index.compact()
     assert len(index.segments) < 9 and found(index) == want
     manifest = ix.manifest()

@@ -72,18 +72,19 @@ from corpus.graph.link_stats import (
 from corpus.graph.linking import (
     ENTRY_COLUMNS,
     LINK_SCHEMA,
+    LINK_WORKERS,
     LINKING_VERSION,
     REASON_SCHEMA,
     TITLE_THRESHOLD,
     best_link,
     link_entries,
-    link_entries_with_reasons,
     link_exact,
     normalize_arxiv_ids,
     target_frame,
     with_pub_columns,
 )
 from corpus.graph.publication_links import PUB_COLUMNS, entry_keys, link_publications, publication_rows
+from corpus.heap import release_free_heap
 from corpus.papers.normalize import normalize_dois
 from corpus.store import Store, atomic_write_bytes, scan_days
 from corpus.versions import FIRST_RECORDED
@@ -513,7 +514,8 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         entries = _normalised(
             entries.filter(pl.Series(shard_of(entries["citing_id"], sh.n_shards) == sh.shard))
         )
-        links, reasons = link_entries_with_reasons(entries, targets, t)
+        index.extend_order(entries["norm_title"].fill_null("").to_list())
+        links, reasons = _link(entries, targets, index.papers, LINK_WORKERS)
         reasons = reasons.join(entries.select("entry_id", "citing_id"), on="entry_id")
         dated = links.join(winners, on="citing_id", how="left")
         for (day,), part in dated.partition_by("_day", as_dict=True).items():
@@ -525,6 +527,7 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         ambiguous.append(reasons.select(list(AMBIGUOUS_SCHEMA)))
         index.entries.add(_with_link_t(entries, links, t))
         del entries, links
+        release_free_heap()  # what the chunk's threads freed: else RSS grows chunk after chunk
     for path in link_files(store):
         if path.name == f"part-{sh.shard}.parquet" and path.parent.name[5:] not in written:
             sh.removals.append(sh.rel(path))
@@ -876,14 +879,16 @@ def _paper_items(papers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _link(entries: pl.DataFrame, targets: pl.DataFrame, papers: Side) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _link(
+    entries: pl.DataFrame, targets: pl.DataFrame, papers: Side, workers: int = 1
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`corpus.graph.linking.link_entries_with_reasons` of ``entries`` against every link
     target, the title part looked up in the papers' side of the index instead of a join over all
-    their titles."""
+    their titles (on ``workers`` threads)."""
     exact = link_exact(entries, targets, normalized=True)  # entries come _normalised
     rest = entries.join(exact.select("entry_id"), on="entry_id", how="anti")
     parts = []
-    for i, q, r, score in papers.match_titles(rest["norm_title"].fill_null("").to_list()):
+    for i, q, r, score in papers.match_titles(rest["norm_title"].fill_null("").to_list(), workers):
         if len(q):
             parts.append(
                 pl.DataFrame(

@@ -42,7 +42,9 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,6 +85,7 @@ TIER0 = 50_000  # entries in the smallest tier
 MEMO_TITLES = 100_000  # titles whose sets a gram order remembers (a new day's entries: GramOrder.extend)
 MAX_SEGMENT = 2_000_000  # no merge beyond this many entries (the memory of a merge)
 _JOIN_ROWS = 4_000_000  # join rows expanded at once in a probe
+QUERY_BLOCK = 50_000  # query titles planned and joined at once (a thread's share of a big probe)
 ENTRY_FIELDS = ["entry_id", "citing_id", "arxiv_id", "doi", "norm_title", *PUB_COLUMNS]
 KEY_FIELDS = ["pub_key", "pub_doi"]  # stored beside the fields: what the publication lookups compare
 # lookups: (file prefix, column, key of a value: fixed bytes, or a 64-bit hash checked on a hit)
@@ -625,6 +628,20 @@ def pair_overlap(a: _Sets, a_rows: np.ndarray, b: _Sets, b_rows: np.ndarray, spa
     return np.bincount(key[dup] // np.int64(space), minlength=n)
 
 
+def _title_matches(seg: Segment, plan: QueryPlan, order: GramOrder, space: int):
+    """(query row, live item row, score) of the segment's items with ``S > t`` against the plan's
+    queries: the candidates, scored exactly from the items' titles."""
+    q, r = seg.title_candidates(plan)
+    if len(q) == 0:
+        return q, r, np.zeros(0)
+    rows, inv = np.unique(r, return_inverse=True)
+    es = order.sets(seg.column("norm_title").take(rows).to_list())
+    inter = pair_overlap(plan.sets, q, es, inv, space)
+    score = score_from_counts(inter, plan.sets.sizes[q], es.sizes[inv])
+    ok = score > plan.t
+    return q[ok], r[ok], score[ok]
+
+
 # --------------------------------------------------------------------------- the index
 
 
@@ -719,24 +736,29 @@ class Side:
             out.append((i, _sorted_unique(np.concatenate(rows))))
         return out
 
-    def match_titles(self, titles: list[str]) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    def match_titles(
+        self, titles: list[str], workers: int = 1
+    ) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         """Per segment (index, query row, item row, score) of live items with ``S > t`` against a
-        query title (normalised; its grams must be ranked: :meth:`TitleIndex.extend_order`)."""
+        query title (normalised; its grams must be ranked: :meth:`TitleIndex.extend_order`).
+
+        The queries go in blocks of ``QUERY_BLOCK`` titles over ``workers`` threads (the join loop,
+        the sorts and the searches release the GIL): a full run's chunks use every core."""
         order, t = self.index.order, self.index.t
-        qs = order.sets(titles)
-        plan = QueryPlan.of(qs, t)
         space = order.vocab.bound
+        starts = range(0, len(titles), QUERY_BLOCK)
         out = []
-        for i, seg in self._each():
-            q, r = seg.title_candidates(plan)
-            if len(q) == 0:
-                continue
-            rows, inv = np.unique(r, return_inverse=True)
-            es = order.sets(seg.column("norm_title").take(rows).to_list())
-            inter = pair_overlap(qs, q, es, inv, space)
-            score = score_from_counts(inter, qs.sizes[q], es.sizes[inv])
-            ok = score > t
-            out.append((i, q[ok], r[ok], score[ok]))
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(starts)))) as pool:
+            plans = list(
+                pool.map(lambda r0: (r0, QueryPlan.of(order.sets(titles[r0 : r0 + QUERY_BLOCK]), t)), starts)
+            )
+            for i, seg in self._each():
+                found = pool.map(
+                    partial(_title_matches, seg, order=order, space=space), (p for _, p in plans)
+                )
+                parts = [(r0 + q, r, sc) for (r0, _), (q, r, sc) in zip(plans, found, strict=True) if len(q)]
+                if parts:
+                    out.append((i, *(np.concatenate(a) for a in zip(*parts, strict=True))))
         return out
 
     def compact(self) -> None:

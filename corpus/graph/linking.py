@@ -70,7 +70,7 @@ _SIGNATURE_ROWS = 200_000  # titles per block in _signatures
 _ENTRY_BLOCK = 50_000  # entries whose prefix queries are built at once
 # Threads over entry blocks: the machine's cores, at most 8 (each holds a slice of join rows,
 # ~200 MB; beyond that shards of citation_links use more cores, see corpus.graph.citation_links).
-_WORKERS = max(1, min(os.cpu_count() or 1, 8))
+LINK_WORKERS = max(1, min(os.cpu_count() or 1, 8))
 _EPS = 1e-9
 
 
@@ -503,7 +503,7 @@ def _title_pairs(
         return list(_block_pairs(es, ps, rows, *args))
 
     # numpy releases the GIL in its sorts, searches, gathers and ufuncs: blocks run on threads
-    workers = max(1, min(_WORKERS, len(blocks)))
+    workers = max(1, min(LINK_WORKERS, len(blocks)))
     if workers == 1:
         for rows in blocks:
             yield from run(rows)
