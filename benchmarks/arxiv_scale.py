@@ -1263,7 +1263,8 @@ def main() -> None:
                   f"{g['days_written']} days written in {g['wall_s']:.1f} s ({rate}{g['cpu_s']:.1f} CPU s)",
                   flush=True)  # fmt: skip
         cutoff = (START + dt.timedelta(days=n + 1)).isoformat()  # every day read by the releases
-        if "full" not in state or "full" in args.force:
+        unmeasured = args.by_asset and any(a not in state.get("full_by_asset", {}) for a in assets)
+        if "full" not in state or "full" in args.force or unmeasured:
             if args.by_asset:  # each asset's run kept as it ends: a stopped session loses one asset's
                 parts = state.setdefault("full_by_asset", {})
                 for asset in assets:
@@ -1283,7 +1284,8 @@ def main() -> None:
                 "store_bytes": state["full"].get("store_bytes", 0),
             }  # the assets measured now
         report(f"full build over {n} days", state["full"])
-        if "newday" not in state or "newday" in args.force:
+        other = state.get("newday", {}).get("asked", CROSS_DAY) != assets  # measured for other assets
+        if "newday" not in state or "newday" in args.force or other:
             # the first new day, or (measured again: --force newday) the next one: the same day again
             # would find nothing new; an interrupted run measures its day again
             if "newday_written" not in state or "newday" in state:
@@ -1302,6 +1304,7 @@ def main() -> None:
                 else:  # only the assets built: a run of the job would build the others in full
                     state["newday"] = combined([run_job(root, cutoff, args.max_rss_gb, op=a) for a in assets])
             state["newday"]["store_bytes"] = store_bytes(home)
+            state["newday"]["asked"] = assets
             save()
         report(f"one new day ({state['newday_written']['records']} records)", state["newday"])
         full, new, g = state["full"], state["newday"], state["generate"]
