@@ -281,7 +281,9 @@ def test_some_assets_by_asset(tmp_path):
     # another asset on the same kept store (the next session's): it is built and given its new day
     done = _harness(tmp_path, *small, "--keep", str(keep), "--by-asset", "--assets", "citeworth_splits")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert dict(re.findall(r"(\w+)=(\S+)", done.stdout.strip().splitlines()[-1]))["assets"] == "citeworth_splits"
+    assert (
+        dict(re.findall(r"(\w+)=(\S+)", done.stdout.strip().splitlines()[-1]))["assets"] == "citeworth_splits"
+    )
     measured = json.loads((keep / "d2-30x1" / "measured.json").read_text())
     assert set(measured["full_by_asset"]) == {"citation_links", "citation_graph", "citeworth_splits"}
     assert {step.split(".")[0] for step in measured["newday"]["steps"]} == {"citeworth_splits"}
