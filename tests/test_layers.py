@@ -58,6 +58,7 @@ def test_every_module_is_in_a_layer():
     assert {m for m, layer in layers.items() if layer == "base"} == {
         "corpus",
         "corpus.day_io",
+        "corpus.heap",
         "corpus.parallel",
         "corpus.plots",
         "corpus.provenance",

@@ -30,7 +30,8 @@ work at all. Otherwise, from the days that are new, changed or gone:
 Since the link of an entry is the minimum of a fixed order over all candidate papers, this equals a
 full relink (tested); a run reads and rewrites only the day files whose links change. No usable
 state means a full run (every entry, a chunk of days at a time, at most ``chunk_entries`` entries
-per call), which also builds the index.
+per call), which also builds the index: its papers' side first, so that every chunk's titles go
+through it as a new day's do (one title join for both kinds of run, its blocks over threads).
 
 Commits: new files are written under temporary names, then the new state.json lists the renames
 and deletions that publish them and is replaced atomically, then they are applied (and applied
