@@ -103,3 +103,21 @@ def test_display_equations_stay_in_the_parse(shared_data) -> None:
     for p in msd.body_text:
         for s in p.eq_spans:
             assert 0 <= s.start == s.end <= len(p.text) and msd.ref_entries[s.ref_id].latex == s.latex
+
+
+def test_a_ref_or_cite_inside_inline_math_leaves_no_math_shift_unpaired() -> None:
+    """``$(\\ref{a})$ from $(HD)$``: the span cuts the inline math, and each piece of text around it
+    is closed and opened again where it is cut. Before, the first piece printed its ``$`` and the
+    next pieces paired the shifts across the prose between two formulas (7 of the differential's
+    155 papers, 37 stray ``$``; a ``\\\\`` before a closing ``$`` is a line break, not an escape)."""
+    doc = _parse(
+        "\\begin{equation}x\\tag{HD}\\label{rule:HD}\\end{equation}\n"
+        "We derive $(\\ref{rule:HD})$ from $(HD)$ of it, $\\ref{rule:HD}, \\eqref{rule:HD}$ and $b$,\n"
+        "per $\\cite{k}$ and \\(\\ref{rule:HD} + y\\), at \\$5; $\\left| a \\right|\\\\$ ends.\n"
+        "\\begin{thebibliography}{1}\\bibitem{k} A. Bee. A title. 2020.\\end{thebibliography}"
+    )
+    (para,) = [p for p in doc.body_text if "derive" in p.text]
+    assert (
+        para.text == "We derive (HD) from (HD) of it, HD, (HD) and b, per [1] and HD + y, at $5; | a | ends."
+    )
+    assert _refs(doc) == [("HD", "EQREF0"), ("HD", "EQREF0"), ("(HD)", "EQREF0"), ("HD", "EQREF0")]

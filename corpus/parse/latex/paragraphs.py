@@ -37,15 +37,60 @@ _ARGUMENT_ENV_RE = re.compile(
 _PAR_RE = re.compile(r"\\par(?![A-Za-z])")
 
 
+_MATH_SHIFT_RE = re.compile(r"\\[\\$]|\$|\\[()]")  # \\ and \$ read first: no shift
+_CLOSE = {"$": "$", "\\(": "\\)"}
+
+
+def _open_math(text: str, opened: str | None) -> tuple[str | None, int]:
+    """The inline math left open at the end of ``text`` (``$`` or ``\\(``, from ``opened`` at its
+    start) and where its opening shift begins (-1: before ``text``)."""
+    at = -1
+    for m in _MATH_SHIFT_RE.finditer(text):
+        shift = m.group(0)
+        if shift in ("\\\\", "\\$"):
+            continue
+        if shift == "$" and opened != "\\(":
+            opened, at = (None, -1) if opened else ("$", m.start())
+        elif shift == "\\(" and opened is None:
+            opened, at = "\\(", m.start()
+        elif shift == "\\)" and opened == "\\(":
+            opened, at = None, -1
+    return opened, at
+
+
+class _Pieces:
+    """The text between a paragraph's spans, converted piece by piece. A ``\\ref`` or ``\\cite``
+    inside inline math (``$(\\ref{eq:a})$``) cuts the math: each piece is closed where it is cut
+    and opened again after the span, so no math shift is left unpaired (else a ``$`` was printed
+    and the next formula's shifts were paired across the prose between them)."""
+
+    def __init__(self, b: Builder):
+        self.b, self.opened = b, None
+
+    def add(self, latex: str) -> None:
+        opened = self.opened
+        self.opened, at = _open_math(latex, opened)
+        if self.opened:  # closed where the span cuts it, unless it opened right there
+            if at >= 0 and not latex[at + len(self.opened) :].strip():
+                latex = latex[:at]
+            else:
+                latex += _CLOSE[self.opened]
+        if opened:  # opened again after the span, unless the math closes at once
+            head, close = latex.lstrip(), _CLOSE[opened]
+            latex = head[len(close) :] if head.startswith(close) else opened + latex
+        self.b.add(latex_to_text(latex, stripped=True))
+
+
 def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = None) -> Paragraph | None:
     """One paragraph's LaTeX -> a :class:`Paragraph` with its spans (None when it has no text)."""
     b = Builder(ctx.equations)
+    pieces = _Pieces(b)
     pos = 0
     latex = strip_arguments(latex)
     for m in _HANDLED_RE.finditer(latex):
         if m.start() < pos:
             continue
-        b.add(latex_to_text(latex[pos : m.start()], stripped=True))
+        pieces.add(latex[pos : m.start()])
         cmd = m.group(1)
         end = m.end()
         try:
@@ -74,7 +119,7 @@ def convert(latex: str, ctx: Context, section: str = "", sec_num: str | None = N
         except LatexError:
             end = len(latex)  # an argument runs past the paragraph: drop the rest of it
         pos = end
-    b.add(latex_to_text(latex[pos:], stripped=True))
+    pieces.add(latex[pos:])
     para = b.paragraph(section, sec_num)
     if para is None:
         ctx.orphan_eqs += b.eqs  # a display equation alone: its paragraph anchors it
