@@ -526,7 +526,7 @@ def _full(store: Store, sh: _Shard, fps: dict, chunk_entries: int, t: float) -> 
         stats.append(days_stats(store, decided, dated, reasons))
         _count_via(links, via, 1)
         ambiguous.append(reasons.select(list(AMBIGUOUS_SCHEMA)))
-        index.entries.add(_with_link_t(entries, links, t))
+        index.entries.add(_with_link_t(entries, links, t), ranked=True)  # ranked for _link above
         del entries, links
         release_free_heap()  # what the chunk's threads freed: else RSS grows chunk after chunk
     for path in link_files(store):

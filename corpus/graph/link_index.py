@@ -671,11 +671,13 @@ class Side:
             finally:
                 seg.release()
 
-    def add(self, items: pl.DataFrame) -> None:
-        """A new segment of ``items`` (ENTRY_FIELDS; their titles' grams get ranks first)."""
+    def add(self, items: pl.DataFrame, ranked: bool = False) -> None:
+        """A new segment of ``items`` (ENTRY_FIELDS; their titles' grams get ranks first, unless
+        the caller ``ranked`` them already: a full run's chunk, looked up before it is indexed)."""
         if items.height == 0:
             return
-        self.index.extend_order(items["norm_title"].fill_null("").to_list())
+        if not ranked:
+            self.index.extend_order(items["norm_title"].fill_null("").to_list())
         name = f"seg-{uuid.uuid4().hex}"
         Segment.build(self.index.root / name, items, self.index.order, self.index.t)
         self.segments.append((name, Segment(self.index.root / name), None))
