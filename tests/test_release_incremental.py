@@ -255,6 +255,69 @@ def test_citeworth_state_of_an_older_layout_is_rebuilt_in_full(tmp_path):
     assert _cw_tree(home) == _cw_full(home, scratch)
 
 
+def _cw_pool_files(home: Path) -> tuple[set[str], set[str]]:
+    """The pool files in the CiteWorth state directory, and those its state.json names."""
+    from corpus.release import citeworth_release
+
+    root = home / ".index" / citeworth_release.STATE
+    named = set(json.loads((root / "state.json").read_text())["pool"])
+    return {p.name for p in root.glob("*.bin")}, named
+
+
+def test_citeworth_lines_go_through_a_spill_file_that_a_failed_run_removes(tmp_path, monkeypatch):
+    """A full build reads every candidate's line into a spill file (its memory does not grow
+    with the release); its pool lines stay there or are compacted out of it, and a run that
+    fails after writing it leaves no file the state does not name. The next run is a full
+    build's bytes."""
+    from corpus.release import citeworth as cw
+    from corpus.release import citeworth_release
+
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    _cw_day(
+        home, "2024-01-01", {f"2401.{n:05d}": (_FIELDS[n % 2], 3, "The model is trained") for n in range(40)}
+    )
+    _cw_day(
+        home, "2024-01-02", {f"2401.{n:05d}": (_FIELDS[2], 1, "Results are shown") for n in range(40, 44)}
+    )
+    fetched = []
+    real_fetch = citeworth_release._fetch
+    monkeypatch.setattr(
+        citeworth_release, "_fetch", lambda *a: fetched.append(Path(a[2].name).name) or real_fetch(*a)
+    )
+    summary = citeworth_release.build_release(home, per_field=20)
+    assert summary["mode"] == "full" and summary["paragraphs"] == 44
+    files, named = _cw_pool_files(home)
+    assert len(fetched) == 1 and fetched[0].startswith("pool-") and fetched[0].endswith("-f.bin")
+    assert files == named == {fetched[0]}  # the two capped fields' pool lines stay in the spill file
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=20)
+    _assert_split_digests(cw.release_dir(home))
+
+    def boom(*a, **kw):
+        raise OSError("disk full")
+
+    _cw_day(
+        home, "2024-01-03", {f"2401.{n:05d}": (_FIELDS[1], 2, "A newer version says") for n in range(50, 70)}
+    )
+    monkeypatch.setattr(citeworth_release, "_commit", boom)
+    before = len(fetched)
+    with pytest.raises(OSError, match="disk full"):
+        citeworth_release.build_release(home, per_field=20)
+    assert len(fetched) == before + 2  # the incremental run, then the full one it fell back to
+    assert _cw_pool_files(home)[0] == files  # both runs' spill files removed, the state's kept
+    monkeypatch.undo()
+    monkeypatch.setattr(citeworth_release, "_COMPACT_SLACK", 0)  # the pool compacted out of the spill
+    assert citeworth_release.build_release(home, per_field=20)["mode"] == "incremental"
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=20)
+    files, named = _cw_pool_files(home)
+    assert files == named and len(files) == 1 and next(iter(files)).endswith("-c.bin")
+    _assert_split_digests(cw.release_dir(home))
+    _cw_day(
+        home, "2024-01-04", {f"2401.{n:05d}": (_FIELDS[0], 1, "Results are shown") for n in range(60, 75)}
+    )
+    assert citeworth_release.build_release(home, per_field=20)["mode"] == "incremental"
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=20)  # lines entering from the compacted pool
+
+
 def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     """The three pure steps a scheduler can spread: plan, tasks in any order (here in other
     processes, last task first), commit; the bytes of write_release."""

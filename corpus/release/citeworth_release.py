@@ -40,9 +40,10 @@ import json
 import os
 import shutil
 import tempfile
+import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 
@@ -83,6 +84,12 @@ POOL_SCHEMA: dict[str, Any] = {
     "cite": pl.Int64,
     "lengths": pl.Binary,  # character length of each released sentence (cs.pack_lengths)
     "markers": pl.Utf8,  # JSON list of each sentence's leftover citation marker (null: none has one)
+}
+_FETCHED_SCHEMA: dict[str, Any] = {
+    **{c: t for c, t in POOL_SCHEMA.items() if c != "line"},
+    "length": pl.Int64,
+    "digest": pl.Binary,
+    "_spill": pl.Int64,  # where the line is in the run's spill file
 }
 _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "original_text", "samples")
 _empty = cs.empty
@@ -137,9 +144,13 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
-    """Pool rows of the keys in ``want`` (``paper_id, section_index, date``), a day at a time."""
+def _fetch(store: Store, want: pl.DataFrame, spill: BinaryIO) -> pl.DataFrame:
+    """The numbers (:data:`corpus.release.citeworth_state.LINE_COLUMNS`) of the keys in ``want``
+    (``paper_id, section_index, date``), a day at a time, their lines appended to ``spill`` at
+    ``_spill``: a full build reads every candidate's line, and holding them all would make its
+    memory grow with the release (a day's lines are in memory at a time)."""
     parts = []
+    at = spill.tell()
     for (day,), keys in want.group_by(["date"]):
         rows = (
             scan_days(
@@ -150,6 +161,7 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
             .select(_RELEASE_SOURCE)
             .join(keys.lazy().select(_KEYS), on=_KEYS, how="semi")
             .with_columns(pl.lit(day).alias("date"))
+            .sort(_KEYS)  # release order within the day: consecutive lines copy as one run
             .collect()
         )
         if rows.height != keys.height:
@@ -157,8 +169,18 @@ def _fetch(store: Store, want: pl.DataFrame) -> pl.DataFrame:
                 f"{keys.height - rows.height} chosen paragraphs were not found in {cw.PARAGRAPHS} {day} "
                 "(a partition changed while the release was written?)"
             )
-        parts.append(_release_lines(rows))
-    return pl.concat(parts) if parts else _empty(POOL_SCHEMA)
+        lines = _release_lines(rows)
+        spill.write(b"".join(lines["line"].to_list()))
+        length = lines["line"].bin.size().cast(pl.Int64)
+        parts.append(
+            lines.with_columns(
+                length.alias("length"),
+                pl.Series("digest", [_line_digest(x) for x in lines["line"]], pl.Binary),
+                (at + length.cum_sum() - length).alias("_spill"),
+            ).drop("line")
+        )
+        at += int(length.sum() or 0)
+    return pl.concat(parts) if parts else _empty(_FETCHED_SCHEMA)
 
 
 def _markers(markers: list[str | None]) -> str | None:
@@ -303,6 +325,25 @@ def _run(
     store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
     old: dict | None, state: dict | None,
 ) -> dict:  # fmt: skip
+    """:func:`_update`; a run that fails removes its spill file (a run stopped harder leaves it to
+    the next run's sweep of files the state does not name)."""
+    try:
+        return _update(store, seed, per_field, out, root, settings, inputs, old, state)
+    except BaseException:
+        try:
+            named = set(json.loads((root / "state.json").read_text(encoding="utf-8")).get("pool", []))
+        except (OSError, ValueError, AttributeError):
+            named = set()
+        for path in root.glob("pool-*-f.bin"):
+            if path.name not in named:
+                path.unlink(missing_ok=True)
+        raise
+
+
+def _update(
+    store: Store, seed: int, per_field: int | None, out: Path, root: Path, settings: dict, inputs: dict,
+    old: dict | None, state: dict | None,
+) -> dict:  # fmt: skip
     if old is None or state is None:
         papers, cand = _empty(cs.PAPER_SCHEMA), _empty(CAND_SCHEMA)
         day_files: dict[str, str] = {}
@@ -353,15 +394,17 @@ def _run(
     now = cs.ranked(cand)["_rank"] <= cap
     known = cand["length"].is_not_null()
     need = cand.select(LINE_KEYS).filter(~known)
-    fetched = need.join(_fetch(store, need), on=LINE_KEYS, how="left", maintain_order="left")
-    if fetched["line"].null_count():
-        raise RuntimeError("a candidate paragraph has no line (a bug)")
-    fetched = fetched.with_columns(
-        pl.col("line").bin.size().cast(pl.Int64).alias("length"),
-        pl.Series("digest", [_line_digest(x) for x in fetched["line"]], pl.Binary),
-    )
     line = pl.Series("line", [None] * cand.height, pl.Binary)
-    if need.height:
+    spilled = pl.Series("_spill", [None] * cand.height, pl.Int64)
+    # the lines read from the days go to a spill file, named as a pool file: its pool lines stay there
+    spill = root / f"pool-{uuid.uuid4().hex}-f.bin" if need.height else None
+    if spill is not None:
+        with open(spill, "wb") as fh:
+            fetched = need.join(_fetch(store, need, fh), on=LINE_KEYS, how="left", maintain_order="left")
+            fh.flush()
+            os.fsync(fh.fileno())
+        if fetched["_spill"].null_count():
+            raise RuntimeError("a candidate paragraph has no line (a bug)")
         n_known = cand.height - need.height
         where = (
             pl.select(
@@ -375,7 +418,8 @@ def _run(
         )
         numbers = pl.concat([cand.select(LINE_COLUMNS).filter(known), fetched.select(LINE_COLUMNS)])
         cand = cand.with_columns(numbers.select(pl.all().gather(where)))
-        line = line.scatter((~known).arg_true(), fetched["line"])
+        spilled = spilled.scatter((~known).arg_true(), fetched["_spill"])
+        del fetched, numbers
     # lines the run writes: entering ones from the pool files, leaving ones (still candidates)
     # from the current release into a new pool file
     was = cand["chosen"]
@@ -391,7 +435,7 @@ def _run(
         line = line.scatter(
             moved["_i"], pl.Series(cs.read_at(out, moved, "_file", "_offset"), dtype=pl.Binary)
         )
-    cand = cand.with_columns(line, now.alias("_now"))
+    cand = cand.with_columns(line, spilled, now.alias("_now"))
     # what leaves the release: old lines not kept as they were (a day written again with other
     # content gives a paragraph new line under the same key)
     stay = cand.select(LINE_KEYS).filter(now & was)
@@ -399,7 +443,7 @@ def _run(
     table_2 = cs.table_2_add(state["table_2"] if old is not None and state is not None else {}, leaving, -1)
     table_2 = cs.table_2_add(table_2, cand.select("split", "lengths", "tokens", "cite").filter(now & ~was), 1)
     summary = _commit(store, out, root, settings, inputs, papers, cand, offsets, leaving, day_files,
-                      thresholds, available, table_2, cap, old)  # fmt: skip
+                      thresholds, available, table_2, cap, old, spill)  # fmt: skip
     return {**summary, "mode": "full" if old is None else "incremental",
             "days_changed": len(changed) + len(removed), "fields_refilled": len(refilled)}  # fmt: skip
 
@@ -417,36 +461,34 @@ def _offsets(before: pl.DataFrame, out: Path) -> pl.DataFrame:
     return placed.select(*_KEYS, "_offset")
 
 
-def _copy_range(src: Any, dst: Any, offset: int, count: int) -> None:
-    while count > 0:
-        try:
-            n = os.copy_file_range(src.fileno(), dst.fileno(), count, offset)
-        except (AttributeError, OSError):
-            src.seek(offset)
-            n = dst.write(src.read(min(count, 1 << 24)))
-        if n <= 0:
-            raise _Stale("the release file ended early")
-        offset += n
-        count -= n
-
-
-def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
-    """``rows`` (one split, in order): a row with a ``line`` is written, the others are copied
-    from ``old`` at ``_offset``, a run of consecutive lines at a time (in the kernel)."""
-    new = pl.col("line").is_not_null()
-    follows = pl.col("_offset") == (pl.col("_offset") + pl.col("length")).shift(1)
-    runs = (
-        rows.with_columns(((new != new.shift(1)) | (~new & ~follows)).fill_null(True).cum_sum().alias("_run"))
-        .group_by("_run", maintain_order=True)
-        .agg(pl.col("_offset").first(), pl.col("length").sum(), pl.col("line"))
+def _write_split(path: Path, rows: pl.DataFrame, old: Path | None, spill: Path | None) -> None:
+    """``rows`` (one split, in order): a row with a ``line`` is written; the others are copied
+    (in the kernel, a run of consecutive lines at a time) from the run's ``spill`` file at
+    ``_spill``, or else from ``old`` (the current release file) at ``_offset``."""
+    frame = rows.select(
+        pl.when(pl.col("line").is_not_null())
+        .then(pl.lit(""))
+        .when(pl.col("_spill").is_not_null())
+        .then(pl.lit("spill"))
+        .otherwise(pl.lit("old"))
+        .alias("_src"),
+        pl.coalesce("_spill", "_offset", pl.lit(0, pl.Int64)).alias("_at"),
+        "length",
+        "line",
     )
-    with open(path, "wb") as dst, open(old, "rb") if old is not None else contextlib.nullcontext() as src:
-        for _, offset, length, lines in runs.iter_rows():
-            if lines[0] is not None:
-                dst.write(b"".join(lines))
+    # a line in memory starts a run of its own kind; copies merge where they follow on
+    runs = cs.byte_runs(frame.with_columns(pl.when(pl.col("_src") == "").then(None).otherwise("_at").alias("_at")),
+                        "_src", "_at")  # fmt: skip
+    lines = iter(frame.filter(pl.col("_src") == "")["line"].to_list())
+    sources = {"old": old, "spill": spill}
+    with open(path, "wb") as dst, contextlib.ExitStack() as stack:
+        handles = {k: stack.enter_context(open(p, "rb")) for k, p in sources.items() if p is not None}
+        for src, at, length in runs.iter_rows():
+            if src == "":  # a run of one line
+                dst.write(next(lines))
             else:
                 dst.flush()
-                _copy_range(src, dst, offset, length)
+                cs.copy_range(handles[src], dst, at, length)
         dst.flush()
         os.fsync(dst.fileno())
 
@@ -454,7 +496,7 @@ def _write_split(path: Path, rows: pl.DataFrame, old: Path | None) -> None:
 def _commit(
     store: Store, out: Path, root: Path, settings: dict, inputs: dict, papers: pl.DataFrame, cand: pl.DataFrame,
     offsets: pl.DataFrame, leaving: pl.DataFrame, day_files: dict, thresholds: dict, available: dict,
-    table_2: dict, cap: int, old: dict | None,
+    table_2: dict, cap: int, old: dict | None, spill: Path | None,
 ) -> dict:  # fmt: skip
     """Write the split files that changed (the others linked), manifest, card, the key table,
     the new pool lines and the state; swap the release directory in."""
@@ -472,12 +514,16 @@ def _commit(
         for split in cw.SPLIT_NAMES:
             name = f"{split}.jsonl"
             mine = by_split.get((split,), rows.clear())
-            changed = mine["line"].null_count() < mine.height or (leaving["split"] == split).any()
+            changed = (
+                mine["line"].null_count() < mine.height
+                or mine["_spill"].null_count() < mine.height
+                or (leaving["split"] == split).any()
+            )
             if incremental and name in old_files and not changed:
                 link_or_copy(out / name, staging / name)
                 files.append(old_files[name])
                 continue
-            _write_split(staging / name, mine, out / name if incremental else None)
+            _write_split(staging / name, mine, out / name if incremental else None, spill)
             digest = hashlib.sha256(b"".join(mine["digest"].to_list())).hexdigest()  # = split_digest
             files.append({"path": name, "paragraphs": mine.height, "bytes": (staging / name).stat().st_size,
                           "digest": digest})  # fmt: skip
@@ -502,7 +548,7 @@ def _commit(
         raise
     # the state, each file under a new name, then state.json naming them (written last)
     tag = hashlib.sha256((out / "manifest.json").read_bytes()).hexdigest()[:16]
-    cand = _pooled(root, cand, tag)
+    cand = _pooled(root, cand, tag, spill)
     names = {"papers": f"papers-{tag}.arrow", "cand": f"cand-{tag}.arrow"}
     cs.write(papers, root / names["papers"])
     cs.write(cand, root / names["cand"])
@@ -517,10 +563,11 @@ def _commit(
     return {**summary, "files_written": written}
 
 
-def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
-    """The candidates as the state keeps them: the new pool lines (those with a ``line`` that are
-    not released) appended to ``pool-<tag>.bin``; the pool files rewritten as one when they
-    hold :data:`_COMPACT` times the live pool's bytes."""
+def _pooled(root: Path, cand: pl.DataFrame, tag: str, spill: Path | None) -> pl.DataFrame:
+    """The candidates as the state keeps them: the new pool lines are those not released that
+    have a ``line`` (appended to ``pool-<tag>.bin``) or a place in the run's ``spill`` file (left
+    there); the pool files rewritten as one, streamed, when they hold :data:`_COMPACT` times the
+    live pool's bytes (a full build's spill file is mostly released lines)."""
     now = cand["_now"]
     pool, offset = cand["pool"], cand["pool_offset"]
     fresh = cand.select("line").with_row_index("_i").filter(cand["line"].is_not_null() & ~now)
@@ -529,6 +576,10 @@ def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
         at = cs.write_pool(root / name, fresh["line"].to_list())
         pool = pool.scatter(fresh["_i"], pl.Series([name] * fresh.height, dtype=pl.Utf8))
         offset = offset.scatter(fresh["_i"], pl.Series(at, dtype=pl.Int64))
+    spilled = cand.select("_spill").with_row_index("_i").filter(cand["_spill"].is_not_null() & ~now)
+    if spill is not None and spilled.height:
+        pool = pool.scatter(spilled["_i"], pl.Series([spill.name] * spilled.height, dtype=pl.Utf8))
+        offset = offset.scatter(spilled["_i"], spilled["_spill"])
     pool = pl.select(pl.when(now).then(None).otherwise(pool).alias("pool")).to_series()
     offset = pl.select(pl.when(now).then(None).otherwise(offset).alias("pool_offset")).to_series()
     live = pl.DataFrame([pool, cand["length"]]).filter(pool.is_not_null())
@@ -538,7 +589,7 @@ def _pooled(root: Path, cand: pl.DataFrame, tag: str) -> pl.DataFrame:
     ):  # mostly stale: one file of the live lines
         where = pl.DataFrame([pool, offset, cand["length"]]).with_row_index("_i").filter(pool.is_not_null())
         name = f"pool-{tag}-c.bin"
-        at = cs.write_pool(root / name, cs.read_at(root, where, "pool", "pool_offset"))
+        at = cs.copy_at(root, where, "pool", "pool_offset", root / name)
         pool = pool.scatter(where["_i"], pl.Series([name] * where.height, dtype=pl.Utf8))
         offset = offset.scatter(where["_i"], pl.Series(at, dtype=pl.Int64))
     return cand.with_columns(pool, offset, now.alias("chosen")).select(list(CAND_SCHEMA))

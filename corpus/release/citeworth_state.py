@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -277,6 +278,56 @@ def read_at(root: Path, rows: pl.DataFrame, file: str, offset: str) -> list[byte
                 if len(out[i]) != length:
                     raise OSError(f"{root / name} ended early")
     return out
+
+
+def copy_range(src: Any, dst: Any, offset: int, count: int) -> None:
+    """``count`` bytes of ``src`` from ``offset`` appended to ``dst`` (in the kernel where it can;
+    ``dst`` holds no buffered bytes)."""
+    while count > 0:
+        try:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), count, offset)
+        except (AttributeError, OSError):
+            src.seek(offset)
+            n = dst.write(src.read(min(count, 1 << 24)))
+        if n <= 0:
+            raise OSError(f"{getattr(src, 'name', src)} ended early")
+        offset += n
+        count -= n
+
+
+def byte_runs(rows: pl.DataFrame, file: str, offset: str) -> pl.DataFrame:
+    """``rows``' (``file``, ``offset``, ``length``) ranges, in row order, merged where one ends
+    where the next starts in the same file: ``_f, _o, length`` per run (a run of lines, one copy)."""
+    follows = (pl.col(file) == pl.col(file).shift(1)) & (
+        pl.col(offset) == (pl.col(offset) + pl.col("length")).shift(1)
+    )
+    return (
+        rows.select(file, offset, "length")
+        .with_columns((~follows).fill_null(True).cum_sum().alias("_run"))
+        .group_by("_run", maintain_order=True)
+        .agg(pl.col(file).first().alias("_f"), pl.col(offset).first().alias("_o"), pl.col("length").sum())
+        .drop("_run")
+    )
+
+
+def copy_at(root: Path, rows: pl.DataFrame, file: str, offset: str, path: Path) -> list[int]:
+    """The bytes at each row's (``file``, ``offset``, ``length``) (files under ``root``), in row
+    order, into a new file ``path``; their offsets there. Streamed: memory does not grow with
+    the bytes (a full build's pool is a quarter of its released lines)."""
+    lengths = rows["length"]
+    offsets = (lengths.cum_sum() - lengths).to_list()
+    with atomic_path(path) as tmp, open(tmp, "wb", buffering=0) as dst:
+        handles: dict[str, Any] = {}
+        try:
+            for name, at, count in byte_runs(rows, file, offset).iter_rows():
+                if name not in handles:
+                    handles[name] = open(root / name, "rb")  # noqa: SIM115 (closed below)
+                copy_range(handles[name], dst, at, count)
+        finally:
+            for fh in handles.values():
+                fh.close()
+        os.fsync(dst.fileno())
+    return offsets
 
 
 def write_pool(path: Path, lines: list[bytes]) -> list[int]:
