@@ -69,3 +69,20 @@ def test_glossary_entries_loaded_from_their_own_file(tmp_path) -> None:
     (tmp_path / "glossary.tex").write_text("\\newacronym{bfw}{BFW}{big freshwater}\n")
     doc = parse_latex(assemble_source(tmp_path, tmp_path / "main.tex"), "t")
     assert [p.text for p in doc.body_text] == ["The big freshwater (BFW) set."]
+
+
+def test_a_body_that_begins_on_a_new_line_makes_no_blank_line_where_it_is_used() -> None:
+    """TeX reads a body's line end as a space when the macro is defined, so a macro used at the
+    start of a line never makes a blank line (a paragraph break). The class, seen in a real
+    paper (knowledge-package orderings used inside ``$(X^*,\\n\\ord)$``): the paragraph was cut
+    inside the formula. A blank line in a body is still a paragraph break."""
+    preamble = "\\newcommand{\\ord}{\n\\preceq}\n\\def\\leqb{\n\\leq}\n\\newcommand{\\twopar}{one\n\ntwo}\n"
+    body = (
+        "We order words $(X^*,\n\\ord)$ and $(Y,\n\\leqb)$ by embedding.\n"
+        "\\ord\n\\ord and the rest.\n\nThen \\twopar{} ends."
+    )
+    assert _body(preamble, body) == [
+        "We order words (X^*, ≼) and (Y, ≤) by embedding. ≼ ≼ and the rest.",
+        "Then one",
+        "two ends.",
+    ]

@@ -45,11 +45,16 @@ class Macro:
 
 
 def _body(tokens: list[str]) -> Macro:
-    """A macro body as the expander keeps it: ``#n`` marked, ``##`` one ``#``."""
+    """A macro body as the expander keeps it: ``#n`` marked, ``##`` one ``#``, and a single line
+    end a space, as TeX read it when the body was defined: a macro whose body begins on a new
+    line, used at the start of a line, must not make a blank line (a paragraph break, inside a
+    formula too) that the source does not have; a blank line in a body is a :data:`PAR` token."""
     body: list[str] = []
     i, n = 0, len(tokens)
     while i < n:
         t = tokens[i]
+        if "\n" in t and t[0] != PAR:
+            t = t.replace("\n", " ")
         if t == "#" and i + 1 < n:
             nxt = tokens[i + 1]
             if nxt == "#":

@@ -95,8 +95,9 @@ __all__ = [
 # secnumdepth, refs in headings, hyperref and cleveref names); layout commands, front matter,
 # abstracts and maths where LaTeX puts them; every printed bibliography list read, bibliography
 # fields and VTeX markup, citation labels and natbib's mode from what it is told; 7: a shipped
-# package's option code, trackchanges; 8: a ref or cite inside inline math cuts no math shift loose
-PARSER_VERSION = "corpus.parse.latex/8"
+# package's option code, trackchanges; 8: a ref or cite inside inline math cuts no math shift loose;
+# 9: a macro body's line end is a space (a body on a new line makes no blank line where it is used)
+PARSER_VERSION = "corpus.parse.latex/9"
 # What a LaTeX document's ``parser_version`` says. Not the version: a version in every row would
 # change every LaTeX paper's rows at each bump, so nothing downstream could tell a fix that
 # changes three papers from one that changes none (corpus.provenance).
