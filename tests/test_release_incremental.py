@@ -483,22 +483,26 @@ def test_pes2o_shard_rewritten_for_a_revision_compresses_only_its_changed_member
     write_release(home, "v1", settings)
     before = _tree(release_dir(home, "v1"))
     store.write_partition("pes2o", days[-1], pes2o_frame(_pes2o_day(rng, days[-1], 7, papers)))
-    compressed = []
-    real = pes2o_shard.gzip_member
-    monkeypatch.setattr(
-        pes2o_shard, "gzip_member", lambda raw, level: compressed.append(raw) or real(raw, level)
-    )
+    compressed, encoded = [], []
+    real, real_line = pes2o_shard.gzip_member, pes2o_shard._line
+    monkeypatch.setattr(pes2o_shard, "gzip_member", lambda raw, *a: compressed.append(raw) or real(raw, *a))
+    monkeypatch.setattr(pes2o_shard, "_line", lambda doc: encoded.append(doc["id"]) or real_line(doc))
+    monkeypatch.setattr(pes2o_shard.zlib, "decompressobj", lambda *a: pytest.fail("a member was inflated"))
     summary = write_release(home, "v1", settings)
+    monkeypatch.undo()
     assert summary["mode"] == "incremental" and summary["shards_written"] > 0
     root = release_dir(home, "v1")
     written = [p for p, h in _tree(root).items() if p.endswith(".jsonl.gz") and before.get(p) != h]
     members = {p: pes2o_shard.members_of(root / p) for p in written}
     assert sum(len(m) for m in members.values()) > 2 * len(written)  # several members a shard
     assert 0 < len(compressed) < sum(len(m) for m in members.values()) / 2  # most were copied
+    in_written = sum(len(gzip.decompress((root / p).read_bytes()).splitlines()) for p in written)
+    assert 0 < len(encoded) < in_written / 2  # only the changed members' lines were encoded
+    assert len(encoded) == sum(raw.count(b"\n") for raw in compressed)
     for p in written:  # one gzip stream to any reader: the JSON lines, in order
         lines = gzip.decompress((root / p).read_bytes()).decode("utf-8").splitlines()
         assert lines and all(json.loads(line)["version"] == "v1" for line in lines)
-    monkeypatch.setattr(pes2o_shard, "gzip_member", real)
+    monkeypatch.setattr(pes2o_shard, "MEMBER_BYTES", 400)
     scratch = tmp_path / "full"
     shutil.copytree(home / "pes2o", scratch / "pes2o")
     assert write_release(scratch, "v1", settings)["mode"] == "full"

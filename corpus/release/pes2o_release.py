@@ -72,7 +72,7 @@ from corpus.store import Store, atomic_write_bytes, scan_days, swap_dir
 from corpus.versions import FIRST_RECORDED
 
 # The version of pes2o_v1 and pes2o_v2 (corpus.versions): bump it whenever their rows change.
-PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/2"  # 2: JSON lines as gzip members
+PES2O_RELEASE_VERSION = "corpus.release.pes2o_release/3"  # 2: JSON lines as gzip members; 3: found by header
 
 __all__ = [
     "ASSET",
@@ -100,7 +100,9 @@ RELEASES = ("releases", "pes2o")
 
 # --------------------------------------------------------------------------- release
 
-FORMAT = 3  # of manifest.json (3: gzip members): a release of another format is rebuilt in full
+# of manifest.json (3: gzip members, 4: their digest and size in their headers): a release of
+# another format is rebuilt in full
+FORMAT = 4
 # Of the release state: the key index (written whole by the plan) and a patch of the text and doc
 # hashes the build tasks computed (written by the commit), applied when the state is read. A
 # state of format 2 (one index holding every hash) is read as one without a patch.
@@ -755,6 +757,11 @@ def build_task(work: str | Path, task: int) -> dict:
     if signed["write"]:
         stems = {f["stem"]: f["signature"] for f in signed["write"]}
         keys = pl.read_parquet(work / f"task-{task:05d}.parquet").filter(pl.col("stem").is_in(list(stems)))
+        # every document's hashes (sign_task computed those of new texts): the members' digests
+        hashes = pl.read_parquet(work / f"hashes-{task:05d}.parquet", columns=[*_KEYS, "doc_hash"])
+        keys = keys.update(hashes, on=_KEYS, how="left")  # text_hash stays null for the texts read below
+        if keys["doc_hash"].null_count():
+            raise RuntimeError(f"task {task}: a document to write has no hash (sign_task did not run?)")
         texts = _spilled_texts(work, task) if texts is None else texts
         reuse: dict[bytes, bytes] = {}  # the gzip members of the shards read: copied where unchanged
         for (old,), group in keys.filter(pl.col("text_hash").is_not_null()).group_by(["path"]):
@@ -780,15 +787,9 @@ def build_task(work: str | Path, task: int) -> dict:
                      "source": source, "text": texts[(source, pid)], "version": plan.version}
                     for source, pid, first_day, created in group.select(
                         "source", "id", "first_day", "created").iter_rows()]  # fmt: skip
-            files.append(
-                {
-                    "stem": stem,
-                    "signature": stems[stem],
-                    **_write_shard(
-                        staging, stem, docs, settings.compresslevel, settings.row_group_docs, reuse
-                    ),
-                }
-            )
+            shard = _write_shard(staging, stem, docs, group["doc_hash"].to_list(), group["weight"].to_list(),
+                                 settings.compresslevel, settings.row_group_docs, reuse)  # fmt: skip
+            files.append({"stem": stem, "signature": stems[stem], **shard})
     out = {"task": task, "files": files}
     atomic_write_bytes(work / f"result-{task:05d}.json", json.dumps(out).encode())
     return out
