@@ -38,7 +38,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -195,6 +195,31 @@ def _context() -> mp.context.BaseContext:
     """fork when this process has one thread (cheap, inherits the imported parsers), else
     forkserver (forking a threaded process can deadlock the child)."""
     return mp.get_context("fork" if threading.active_count() == 1 else "forkserver")
+
+
+def map_ordered(
+    fn: Callable[..., Any], items: Iterable[tuple], workers: int, window: int = 2
+) -> Iterator[Any]:
+    """``fn(*item)`` for each item, yielded in input order; over ``workers`` processes when more
+    than one, with at most ``window`` x ``workers`` results waiting at once (memory stays that
+    of a few items however many there are). For one run's whole-table work split by day (a
+    release's full build): an exception or a dead worker fails the call, and so the run, unlike
+    :func:`map_papers`' per-paper failure rows. ``fn`` must be a module-level function."""
+    if workers <= 1:
+        for item in items:
+            yield fn(*item)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: a forked child of a process whose polars threads hold a lock deadlocks on it
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        pending: deque[Future] = deque()
+        for item in items:
+            pending.append(pool.submit(fn, *item))
+            if len(pending) >= window * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def map_papers(

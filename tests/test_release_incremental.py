@@ -318,6 +318,34 @@ def test_citeworth_lines_go_through_a_spill_file_that_a_failed_run_removes(tmp_p
     assert _cw_tree(home) == _cw_full(home, scratch, per_field=20)  # lines entering from the compacted pool
 
 
+def test_citeworth_full_build_over_processes_is_the_same_release(tmp_path, monkeypatch):
+    """A full build hashes its days' keys and reads their lines in processes (one per CPU, a few
+    days' results in memory at a time): the bytes of a build in one process."""
+    import concurrent.futures as cf
+
+    from corpus.release import citeworth_release
+
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    for k in range(6):
+        day = f"2024-01-{k + 1:02d}"
+        _cw_day(home, day, {f"24{k:02d}.{n:05d}": (_FIELDS[(n + k) % 4], 1 + n % 3, "The model is trained")
+                            for n in range(12)})  # fmt: skip
+    pools = []
+
+    class Counted(cf.ProcessPoolExecutor):
+        def __init__(self, *a, **kw):
+            pools.append(kw.get("max_workers"))
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(citeworth_release, "_DAYS_PER_WORKER", 2)
+    monkeypatch.setattr(citeworth_release, "available_cpus", lambda: 2)
+    summary = citeworth_release.build_release(home, per_field=10)
+    assert summary["mode"] == "full" and pools == [2, 2]  # the keys, then the lines
+    monkeypatch.undo()
+    assert _cw_tree(home) == _cw_full(home, scratch, per_field=10)
+
+
 def test_pes2o_release_fans_out_as_plan_tasks_commit(tmp_path):
     """The three pure steps a scheduler can spread: plan, tasks in any order (here in other
     processes, last task first), commit; the bytes of write_release."""

@@ -48,6 +48,7 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from corpus.papers.fields import CITEWORTH_FIELDS
+from corpus.parallel import available_cpus, map_ordered
 from corpus.release import citeworth as cw
 from corpus.release import citeworth_splits as cws
 from corpus.release import citeworth_state as cs
@@ -95,6 +96,7 @@ _RELEASE_SOURCE = ("paper_id", "section_index", "section_title", "field", "origi
 _empty = cs.empty
 _COMPACT = 2.0  # pool files are rewritten as one when they hold this many times the live lines
 _COMPACT_SLACK = 1 << 24  # ... and 16 MB more
+_DAYS_PER_WORKER = 16  # days of per-day work (a full build's) worth starting one more process for
 
 
 def _line_digest(line: bytes) -> bytes:
@@ -146,41 +148,53 @@ def _release_lines(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _fetch(store: Store, want: pl.DataFrame, spill: BinaryIO) -> pl.DataFrame:
     """The numbers (:data:`corpus.release.citeworth_state.LINE_COLUMNS`) of the keys in ``want``
-    (``paper_id, section_index, date``), a day at a time, their lines appended to ``spill`` at
-    ``_spill``: a full build reads every candidate's line, and holding them all would make its
-    memory grow with the release (a day's lines are in memory at a time)."""
+    (``paper_id, section_index, date``), their lines appended to ``spill`` at ``_spill``: a full
+    build reads every candidate's line, and holding them all would make its memory grow with
+    the release. Days go over :func:`_day_workers` processes, a few days' lines in memory."""
+    days = sorted(want.group_by(["date"]), key=lambda g: g[0][0])
     parts = []
     at = spill.tell()
-    for (day,), keys in want.group_by(["date"]):
-        rows = (
-            scan_days(
-                [store.partition_dir(cw.PARAGRAPHS, day) / "part-0.parquet"],
-                {c: cw.PARAGRAPH_SCHEMA[c] for c in (*_RELEASE_SOURCE, "kept")},
-            )
-            .filter(pl.col("kept"))
-            .select(_RELEASE_SOURCE)
-            .join(keys.lazy().select(_KEYS), on=_KEYS, how="semi")
-            .with_columns(pl.lit(day).alias("date"))
-            .sort(_KEYS)  # release order within the day: consecutive lines copy as one run
-            .collect()
-        )
-        if rows.height != keys.height:
-            raise RuntimeError(
-                f"{keys.height - rows.height} chosen paragraphs were not found in {cw.PARAGRAPHS} {day} "
-                "(a partition changed while the release was written?)"
-            )
-        lines = _release_lines(rows)
-        spill.write(b"".join(lines["line"].to_list()))
-        length = lines["line"].bin.size().cast(pl.Int64)
-        parts.append(
-            lines.with_columns(
-                length.alias("length"),
-                pl.Series("digest", [_line_digest(x) for x in lines["line"]], pl.Binary),
-                (at + length.cum_sum() - length).alias("_spill"),
-            ).drop("line")
-        )
-        at += int(length.sum() or 0)
+    jobs = ((store, day, keys.select(_KEYS)) for (day,), keys in days)
+    for raw, numbers in map_ordered(_day_lines, jobs, _day_workers(len(days))):
+        spill.write(raw)
+        length = numbers["length"]
+        parts.append(numbers.with_columns((at + length.cum_sum() - length).alias("_spill")))
+        at += len(raw)
     return pl.concat(parts) if parts else _empty(_FETCHED_SCHEMA)
+
+
+def _day_workers(days: int) -> int:
+    """Processes for per-day work: one per CPU for a full build, none for a new day's few days
+    (a process costs ~1 CPU s to start: polars imported again)."""
+    return max(1, min(available_cpus(), days // _DAYS_PER_WORKER))
+
+
+def _day_lines(store: Store, day: str, keys: pl.DataFrame) -> tuple[bytes, pl.DataFrame]:
+    """One day's part of :func:`_fetch`: the release lines of ``keys`` (joined, in key order) and
+    their numbers, ``length`` and ``digest`` included."""
+    rows = (
+        scan_days(
+            [store.partition_dir(cw.PARAGRAPHS, day) / "part-0.parquet"],
+            {c: cw.PARAGRAPH_SCHEMA[c] for c in (*_RELEASE_SOURCE, "kept")},
+        )
+        .filter(pl.col("kept"))
+        .select(_RELEASE_SOURCE)
+        .join(keys.lazy(), on=_KEYS, how="semi")
+        .with_columns(pl.lit(day).alias("date"))
+        .sort(_KEYS)  # release order within the day: consecutive lines copy as one run
+        .collect()
+    )
+    if rows.height != keys.height:
+        raise RuntimeError(
+            f"{keys.height - rows.height} chosen paragraphs were not found in {cw.PARAGRAPHS} {day} "
+            "(a partition changed while the release was written?)"
+        )
+    lines = _release_lines(rows)
+    numbers = lines.with_columns(
+        lines["line"].bin.size().cast(pl.Int64).alias("length"),
+        pl.Series("digest", [_line_digest(x) for x in lines["line"]], pl.Binary),
+    ).drop("line")
+    return b"".join(lines["line"].to_list()), numbers
 
 
 def _markers(markers: list[str | None]) -> str | None:
@@ -365,8 +379,9 @@ def _update(
     # 1. the changed days' keys, hashed once and kept; the papers on them and their counts
     root.mkdir(parents=True, exist_ok=True)
     fresh_keys = {}
-    for day in sorted(changed):
-        keys = _kept_keys(store, day, seed)
+    days = sorted(changed)
+    for day, keys in zip(days, map_ordered(_kept_keys, ((store, d, seed) for d in days), _day_workers(len(days))),
+                         strict=True):  # fmt: skip
         day_files[day] = cs.key_file_name(day, inputs[day], seed)
         cs.write(keys, root / day_files[day])
         fresh_keys[day] = keys
