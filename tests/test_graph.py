@@ -459,3 +459,20 @@ def test_patched_days_give_the_bytes_of_a_build(tmp_path, monkeypatch):
         expect = {p.name: p.read_bytes() for p in scratch.asset_dir("citation_graph").glob("edges-*.parquet")}
         assert built.keys() == expect.keys() and all(built[k] == expect[k] for k in built), day
     assert len(patched) >= 10
+    # a full build's days shared out over two processes: the same files
+    monkeypatch.setattr(citation_graph, "_DAYS_PER_WORKER", 2)
+    monkeypatch.setattr(citation_graph, "available_cpus", lambda: 2)
+    calls = []
+    real_map = citation_graph.map_ordered
+    monkeypatch.setattr(
+        citation_graph,
+        "map_ordered",
+        lambda fn, items, w, **k: calls.append(w) or real_map(fn, items, w, **k),
+    )
+    scratch = Store(tmp_path / "scratch-processes")
+    for asset in ("papers", "bib_entries", "fulltext_ids"):
+        shutil.copytree(store.asset_dir(asset), scratch.asset_dir(asset))
+    update_links(scratch.home)
+    assert update_graph(scratch.home)["mode"] == "full" and calls == [2]
+    spread = {p.name: p.read_bytes() for p in scratch.asset_dir("citation_graph").glob("edges-*.parquet")}
+    assert spread.keys() == built.keys() and all(spread[k] == built[k] for k in built)

@@ -67,6 +67,7 @@ from corpus.graph.network import (
     table2,
 )
 from corpus.papers.fulltext_ids import FULLTEXT_IDS
+from corpus.parallel import available_cpus, map_ordered
 from corpus.store import Store, atomic_path, atomic_write_bytes, scan_days
 from corpus.versions import FIRST_RECORDED
 
@@ -81,6 +82,9 @@ _NAMED = {"day": pl.String, "cited_id": pl.String}
 _OWN = ("papers", "bib_entries", FULLTEXT_IDS)  # a day's own inputs: a change of one builds it in full
 _LINK_COLUMNS = ["entry_id", "citing_id", "cited_id", "via", "score"]
 _LINK_HASH = {"citing_id": pl.String, "h": pl.UInt64}
+_DAYS_PER_WORKER = (
+    64  # days to build worth one more process (~1 CPU s to start; a new day's ~100 stay in one)
+)
 
 
 def _root(store: Store) -> Path:
@@ -303,14 +307,21 @@ class _NodeTable:
             return cls(z["hashes"], z["ids"], z["codes"], int(z["next_code"]))
 
 
-def build_days(home: str | Path, part: int = 0, parts: int = 1) -> int:
+def build_days(home: str | Path, part: int = 0, parts: int = 1, workers: int | None = None) -> int:
     """Build (or patch) the planned days ``part::parts`` into the run's day files (steps may run
-    at once: each day is its own files); return how many days were built."""
+    at once: each day is its own files); return how many days were built. Many days (a full
+    build's) are shared out over ``workers`` processes, by default one per CPU: a step of the
+    in-process executor would otherwise use one core."""
     store = Store(Path(home))
     sdir = _state_dir(store)
     plan = read_plan(home)
     if not plan["days"]:
         return 0
+    if workers is None:
+        workers = max(1, min(available_cpus(), len(plan["days"][part::parts]) // _DAYS_PER_WORKER))
+    if workers > 1:
+        shares = ((home, part + k * parts, parts * workers, 1) for k in range(workers))
+        return sum(map_ordered(build_days, shares, workers, window=1))
     state = _load_json(sdir / "state.json")  # the committed files a patch starts from
     stored = state["days"] if state is not None and plan["mode"] == "incremental" else {}
     latest = deliveries.read_latest(sdir / plan["tables"]["latest"])
