@@ -395,14 +395,16 @@ def _update(
     available = {f: n for f, n in available.items() if n}
     # 2. the affected papers' candidates leave, their live keys (up to the thresholds) come in;
     #    the candidates stay in key order (a paper's keys are all old or all new)
-    adding = cs.as_candidates(cs.below(cs.live_keys(root, day_files, fresh_keys, live), thresholds))
+    cap = cw.default_cap(available) if per_field is None else per_field
+    if old is None:  # a full build: the fields' cuts first, so not every key becomes a candidate
+        thresholds = cs.first_thresholds(fresh_keys, live, cap)
+    adding = cs.as_candidates(cs.live_keys(root, day_files, fresh_keys, live, thresholds))
     kept = cand.filter(~pl.col("paper_id").is_in(affected.implode()))
     cand = (
         kept.merge_sorted(adding, key="paper_id")
         if kept.height and adding.height
         else pl.concat([kept, adding])
     )
-    cap = cw.default_cap(available) if per_field is None else per_field
     cand, thresholds, refilled = cs.refill(root, day_files, papers, cand, thresholds, available, cap)
     # 3. choose among the candidates; read the lines not read yet (new and refilled keys). Whole-
     #    table steps take the narrow columns they need before they filter

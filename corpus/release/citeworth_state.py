@@ -181,13 +181,36 @@ def update_papers(
     return papers, affected, live, delta
 
 
-def live_keys(root: Path, day_files: dict[str, str], fresh_keys: dict[str, pl.DataFrame], live: pl.DataFrame):
-    """The kept paragraph keys of the papers in ``live`` (``paper_id, date``), from that day's keys."""
+def live_keys(
+    root: Path, day_files: dict[str, str], fresh_keys: dict[str, pl.DataFrame], live: pl.DataFrame,
+    thresholds: dict[str, int],
+) -> pl.DataFrame:  # fmt: skip
+    """The kept paragraph keys of the papers in ``live`` (``paper_id, date``), from that day's keys,
+    at or below their field's threshold (:func:`below`, applied a day at a time)."""
     parts = []
     for (day,), want in live.group_by(["date"]):
         keys = fresh_keys[day] if day in fresh_keys else read(root / day_files[day], KEY_SCHEMA)
-        parts.append(keys.join(want, on=["paper_id", "date"], how="semi"))
+        parts.append(below(keys.join(want, on=["paper_id", "date"], how="semi"), thresholds))
     return pl.concat(parts).sort(KEYS) if parts else empty(KEY_SCHEMA)
+
+
+def first_thresholds(fresh_keys: dict[str, pl.DataFrame], live: pl.DataFrame, cap: int) -> dict[str, int]:
+    """A full build's thresholds, before any candidate is made: for each field with more live
+    keys than the margin, the hash of its margin-th key in :func:`ranked` order, which is what
+    :func:`refill`'s trim would cut it at; so a full build never holds every key as a candidate
+    (4.5 GB at 2,400 days), only the keys' narrow columns."""
+    margin = math.ceil(cap * (1 + POOL_MARGIN)) + 16
+    narrow = [k.select("field", "h", *KEYS, "date") for k in fresh_keys.values()]
+    if not narrow:
+        return {}
+    keys = pl.concat(narrow).join(live, on=["paper_id", "date"], how="semi")
+    cut = (
+        keys.sort("field", "h", *KEYS)
+        .group_by("field", maintain_order=True)
+        .agg(pl.len().alias("n"), pl.col("h").get(min(margin, keys.height) - 1, null_on_oob=True).alias("t"))
+        .filter(pl.col("n") > margin)
+    )
+    return {f: int(t) for f, t in cut.select("field", "t").iter_rows()}
 
 
 def below(keys: pl.DataFrame, thresholds: dict[str, int]) -> pl.DataFrame:
