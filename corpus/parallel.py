@@ -1,4 +1,6 @@
-"""Per-paper work of one day spread over processes, each paper's failure kept to that paper.
+"""Per-paper work of one day spread over processes, each paper's failure kept to that paper
+(:func:`map_papers`); and a run's per-day work over processes in order (:func:`map_ordered`, for
+the releases' and the graph's full builds, where a failure fails the run).
 
 Stages call :func:`map_papers` with a module-level function of one item (PDF probing,
 e-print unpacking, LaTeX and TEI parsing, peS2o signals, CiteWorth paragraphs). With one
