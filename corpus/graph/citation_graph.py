@@ -82,9 +82,8 @@ _NAMED = {"day": pl.String, "cited_id": pl.String}
 _OWN = ("papers", "bib_entries", FULLTEXT_IDS)  # a day's own inputs: a change of one builds it in full
 _LINK_COLUMNS = ["entry_id", "citing_id", "cited_id", "via", "score"]
 _LINK_HASH = {"citing_id": pl.String, "h": pl.UInt64}
-_DAYS_PER_WORKER = (
-    64  # days to build worth one more process (~1 CPU s to start; a new day's ~100 stay in one)
-)
+# days to build worth one more process (~1 CPU s to start): a new day's ~100 touched days stay in one
+_DAYS_PER_WORKER = 64
 
 
 def _root(store: Store) -> Path:
